@@ -1,0 +1,20 @@
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', '.data/', 'api/', 'bench/results/'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      curly: ['error', 'all'],
+      eqeqeq: ['error', 'always'],
+      'no-console': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['scripts/**', 'bench/**', 'src/commands/**', 'src/cli.ts', 'test/support/run.ts'],
+    rules: { 'no-console': 'off' },
+  },
+);

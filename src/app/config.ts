@@ -1,0 +1,86 @@
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+
+/** Everything the service reads from the environment; the only reader of process.env. */
+export interface Config {
+  host: string;
+  port: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  instances: number;
+  jobWorkers: number;
+  taskThreads: number;
+  metricsPort: number;
+  drainTimeoutMs: number;
+  heartbeatSeconds: number;
+  bodyLimitBytes: number;
+  trustedProxies: string;
+  encryptionKey: string | undefined;
+  jwtPrivateKey: string | undefined;
+  publicUrl: string;
+  oidcProviders: string | undefined;
+  logLevel: string;
+  production: boolean;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') {
+    return fallback;
+  }
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}`);
+  }
+  return Number(raw);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65_535);
+  const metricsPort = integer(env, 'APP_METRICS_PORT', 9464, 0, 65_535);
+  if (metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError('APP_METRICS_PORT must differ from PORT: metrics are never served on the API port');
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// connection string');
+  }
+  const publicUrl = env.APP_PUBLIC_URL || `http://localhost:${port}`;
+  try {
+    new URL(publicUrl);
+  } catch {
+    throw new ConfigError('APP_PUBLIC_URL must be an absolute URL');
+  }
+  const drainSeconds = integer(env, 'APP_DRAIN_TIMEOUT_SECONDS', 10, 1, 600);
+  return {
+    host: env.HOST || '0.0.0.0',
+    port,
+    databaseUrl,
+    dataDir: resolve(env.APP_DATA_DIR || '.data'),
+    instances: integer(env, 'APP_INSTANCES', availableParallelism(), 1, 64),
+    jobWorkers: integer(env, 'APP_JOB_WORKERS', 1, 0, 64),
+    taskThreads: integer(env, 'APP_TASK_THREADS', 2, 1, 64),
+    metricsPort,
+    drainTimeoutMs: drainSeconds * 1000,
+    heartbeatSeconds: integer(env, 'APP_HEARTBEAT_SECONDS', 15, 1, 300),
+    bodyLimitBytes: integer(env, 'APP_BODY_LIMIT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+    trustedProxies: env.APP_TRUSTED_PROXIES ?? '',
+    encryptionKey: env.APP_ENCRYPTION_KEY || undefined,
+    jwtPrivateKey: env.APP_JWT_PRIVATE_KEY || undefined,
+    publicUrl: publicUrl.replace(/\/$/, ''),
+    oidcProviders: env.APP_OIDC_PROVIDERS || undefined,
+    logLevel,
+    production: env.NODE_ENV === 'production',
+  };
+}

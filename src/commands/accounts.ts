@@ -1,0 +1,50 @@
+import { createAccount, grantRoleToAccount } from '../modules/auth/service.ts';
+import { listAccounts } from '../modules/auth/store/accounts.ts';
+import { withTransaction } from '../platform/db/transaction.ts';
+import { type Flags, UsageError, flagList, hasFlag, requiredFlag } from './args.ts';
+import { withDatabase } from './database.ts';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) {
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+/** `accounts create --email E [--role R]… [--password-stdin]` · `accounts list` */
+export async function accounts(flags: Flags): Promise<number> {
+  const [action] = flags.positional;
+  if (action === 'create') {
+    const email = requiredFlag(flags, 'email');
+    const password = hasFlag(flags, 'password-stdin') ? await readStdin() : undefined;
+    if (password !== undefined && password.length < 12) {
+      throw new UsageError('the password must have at least 12 characters');
+    }
+    const roles = flagList(flags, 'role');
+    const account = await withDatabase(
+      (pool) =>
+        withTransaction(pool, async (tx) => {
+          const created = await createAccount(tx, email, password);
+          for (const role of roles) {
+            await grantRoleToAccount(tx, email, role);
+          }
+          return created;
+        }),
+      { migrate: true },
+    );
+    console.log(`created account ${account.email} (${account.id})${roles.length ? ` with roles ${roles.join(', ')}` : ''}`);
+    if (!password) {
+      console.log(`it has no password; get a token with: npx backplane token issue --email ${account.email}`);
+    }
+    return 0;
+  }
+  if (action === 'list') {
+    const rows = await withDatabase((pool) => listAccounts(pool), { migrate: true });
+    for (const row of rows) {
+      console.log(`${row.email}\t${row.id}\t${row.roles.join(',') || '-'}`);
+    }
+    return 0;
+  }
+  throw new UsageError('usage: backplane accounts create --email E [--role R]... [--password-stdin] | accounts list');
+}

@@ -1,0 +1,23 @@
+import { loadConfig } from '../app/config.ts';
+import { openDatabase } from '../app/database.ts';
+import { migrateUp } from '../platform/db/migrations.ts';
+import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
+
+/**
+ * Runs a command against DATABASE_URL or the embedded database (the running one, or started for
+ * the command's duration). With migrate, pending migrations are applied first.
+ */
+export async function withDatabase<T>(work: (pool: InstrumentedPool) => Promise<T>, options: { migrate: boolean }): Promise<T> {
+  const config = loadConfig();
+  const database = await openDatabase(config);
+  const pool = createPool({ connectionString: database.url, max: 2, applicationName: 'backplane-cli' });
+  try {
+    if (options.migrate) {
+      await migrateUp(pool);
+    }
+    return await work(pool);
+  } finally {
+    await pool.end();
+    await database.release();
+  }
+}

@@ -1,0 +1,28 @@
+import { listMigrationFiles, migrateUp, migrationStatus } from '../platform/db/migrations.ts';
+import { type Flags, UsageError, hasFlag } from './args.ts';
+import { withDatabase } from './database.ts';
+
+/** `migrate up` · `migrate status [--json]`: exit 1 when the database is ahead of the code. */
+export async function migrate(flags: Flags): Promise<number> {
+  const [action] = flags.positional;
+  if (action === 'up') {
+    const applied = await withDatabase((pool) => migrateUp(pool), { migrate: false });
+    console.log(applied.length ? `applied ${applied.length}: ${applied.join(', ')}` : 'nothing to apply: the schema is current');
+    return 0;
+  }
+  if (action === 'status') {
+    const status = await withDatabase((pool) => migrationStatus(pool, listMigrationFiles()), { migrate: false });
+    const ahead = status.unknown.length > 0 || status.current > status.latest;
+    if (hasFlag(flags, 'json')) {
+      console.log(JSON.stringify({ current: status.current, latest: status.latest, pending: status.pending, pending_names: status.pendingNames, ahead }));
+    } else {
+      console.log(`current ${status.current}\nlatest  ${status.latest}\npending ${status.pending}`);
+      status.pendingNames.forEach((name) => console.log(`  pending: ${name}`));
+      if (ahead) {
+        console.error(`the database holds migrations this code does not know (${status.unknown.join(', ')}): run a newer release`);
+      }
+    }
+    return ahead ? 1 : 0;
+  }
+  throw new UsageError('usage: backplane migrate up | migrate status [--json]');
+}

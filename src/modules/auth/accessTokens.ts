@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import { type JWK, SignJWT, createLocalJWKSet, errors, jwtVerify } from 'jose';
+import { ALGORITHM, type SigningKey } from './signingKeys.ts';
+
+export const ISSUER = 'backplane';
+
+export interface AccessTokenClaims {
+  accountId: string;
+  email: string;
+  /** How the sign-in was made: pwd, otp, recovery, cli, provider name... */
+  methods: string[];
+}
+
+export interface IssuedToken {
+  token: string;
+  expiresIn: number;
+}
+
+export async function issueAccessToken(key: SigningKey, claims: AccessTokenClaims, ttlSeconds: number): Promise<IssuedToken> {
+  const token = await new SignJWT({ email: claims.email, amr: claims.methods })
+    .setProtectedHeader({ alg: ALGORITHM, kid: key.kid, typ: 'at+jwt' })
+    .setIssuer(ISSUER)
+    .setSubject(claims.accountId)
+    .setJti(randomUUID())
+    .setIssuedAt()
+    .setExpirationTime(`${ttlSeconds}s`)
+    .sign(key.privateKey);
+  return { token, expiresIn: ttlSeconds };
+}
+
+export type VerifyFailure = 'expired' | 'invalid';
+
+/** Verifies signature (EdDSA only: no `none`, no HMAC), issuer and expiry. */
+export function createTokenVerifier(publicJwks: JWK[]) {
+  const keySet = createLocalJWKSet({ keys: publicJwks });
+  return async function verifyAccessToken(token: string): Promise<AccessTokenClaims | VerifyFailure> {
+    try {
+      const { payload } = await jwtVerify(token, keySet, { algorithms: [ALGORITHM], issuer: ISSUER, typ: 'at+jwt' });
+      if (typeof payload.sub !== 'string' || !Array.isArray(payload.amr)) {
+        return 'invalid';
+      }
+      return { accountId: payload.sub, email: String(payload.email ?? ''), methods: payload.amr.map(String) };
+    } catch (error) {
+      return error instanceof errors.JWTExpired ? 'expired' : 'invalid';
+    }
+  };
+}

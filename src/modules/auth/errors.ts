@@ -1,0 +1,21 @@
+import { AppError, type StatusTable } from '../../platform/http/errors.ts';
+
+export const authStatuses = {
+  account_exists: 409,
+  account_not_found: 404,
+  role_exists: 409,
+  role_not_found: 404,
+  role_builtin: 409,
+  unknown_permission: 422,
+  invalid_role_name: 422,
+  invalid_email: 422,
+} as const satisfies StatusTable;
+
+export type AuthErrorCode = keyof typeof authStatuses;
+
+export class AuthError extends AppError {
+  declare readonly code: AuthErrorCode;
+  constructor(code: AuthErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(code, message, options);
+  }
+}

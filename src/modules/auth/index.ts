@@ -1,0 +1,31 @@
+import type { Logger } from 'pino';
+import type { NotificationListener } from '../../platform/db/listener.ts';
+import type { Queryable } from '../../platform/db/pool.ts';
+import { createTokenVerifier } from './accessTokens.ts';
+import { authStatuses } from './errors.ts';
+import { createGrantsCache } from './grantsCache.ts';
+import { createRouteGuard } from './guard.ts';
+import { loadSigningKey } from './signingKeys.ts';
+
+export interface AuthModuleDeps {
+  db: Queryable;
+  listener: NotificationListener;
+  logger: Logger;
+  jwtPrivateKey: string | undefined;
+}
+
+export { authRoutes } from './routes.ts';
+export { authStatuses } from './errors.ts';
+
+export async function createAuthModule(deps: AuthModuleDeps) {
+  const signingKey = await loadSigningKey(deps.db, deps.jwtPrivateKey);
+  const grantsCache = createGrantsCache(deps.db, deps.listener, deps.logger);
+  await grantsCache.reload();
+  const guard = createRouteGuard(createTokenVerifier([signingKey.publicJwk]), grantsCache);
+  return {
+    guard,
+    signingKey,
+    statuses: authStatuses,
+    close: () => grantsCache.close(),
+  };
+}

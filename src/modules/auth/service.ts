@@ -1,0 +1,55 @@
+import type { Queryable } from '../../platform/db/pool.ts';
+import { type IssuedToken, issueAccessToken } from './accessTokens.ts';
+import { AuthError } from './errors.ts';
+import { hashPassword } from './passwords.ts';
+import { isKnownPermission } from './permissions.ts';
+import type { SigningKey } from './signingKeys.ts';
+import { type Account, findAccountByEmail, insertAccount } from './store/accounts.ts';
+import { type Role, findRole, grantRole, insertRole } from './store/roles.ts';
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const ROLE_NAME = /^[a-z][a-z0-9_]{1,62}$/;
+
+export async function createAccount(db: Queryable, email: string, password: string | undefined): Promise<Account> {
+  if (!EMAIL.test(email) || email.length > 254) {
+    throw new AuthError('invalid_email', 'The email address is not valid.');
+  }
+  return insertAccount(db, email, password ? await hashPassword(password) : null);
+}
+
+export function checkPermissions(permissions: string[]): void {
+  const unknown = permissions.filter((permission) => !isKnownPermission(permission));
+  if (unknown.length > 0) {
+    throw new AuthError('unknown_permission', `Unknown permissions: ${unknown.join(', ')}.`);
+  }
+}
+
+export async function createRole(db: Queryable, name: string, permissions: string[]): Promise<Role> {
+  if (!ROLE_NAME.test(name)) {
+    throw new AuthError('invalid_role_name', 'Role names are 2–63 lowercase letters, digits or underscores.');
+  }
+  checkPermissions(permissions);
+  return insertRole(db, name, [...new Set(permissions)].sort());
+}
+
+export async function grantRoleToAccount(db: Queryable, email: string, roleName: string): Promise<Account> {
+  const account = await findAccountByEmail(db, email);
+  if (!account) {
+    throw new AuthError('account_not_found', `There is no account ${email}.`);
+  }
+  if (!(await findRole(db, roleName))) {
+    throw new AuthError('role_not_found', `There is no role ${roleName}.`);
+  }
+  await grantRole(db, account.id, roleName);
+  return account;
+}
+
+/** A break-glass token for an operator or a script; counts as a second factor (method `cli`). */
+export async function issueCliToken(db: Queryable, key: SigningKey, email: string, ttlSeconds: number): Promise<{ account: Account; issued: IssuedToken }> {
+  const account = await findAccountByEmail(db, email);
+  if (!account) {
+    throw new AuthError('account_not_found', `There is no account ${email}.`);
+  }
+  const issued = await issueAccessToken(key, { accountId: account.id, email: account.email, methods: ['cli'] }, ttlSeconds);
+  return { account, issued };
+}

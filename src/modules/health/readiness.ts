@@ -1,0 +1,87 @@
+import { TimeoutError, withTimeout } from '../../platform/time.ts';
+
+export interface ReadinessCheck {
+  name: string;
+  /** Resolves when healthy; a rejection's text is never shown to clients. */
+  run(): Promise<void>;
+  /** The fixed sentence shown when the check fails. */
+  failure: string;
+}
+
+export interface CheckResult {
+  name: string;
+  status: 'ok' | 'error';
+  duration_ms: number;
+  error?: string;
+}
+
+export interface ReadinessReport {
+  ok: boolean;
+  checks: CheckResult[];
+}
+
+export interface Readiness {
+  /** Result shared by concurrent callers and reused for cacheMs. */
+  current(): Promise<ReadinessReport>;
+  /** A fresh run, for /ops/system. */
+  runFresh(): Promise<ReadinessReport>;
+  startDraining(): void;
+  readonly draining: boolean;
+}
+
+export interface ReadinessOptions {
+  timeoutMs?: number;
+  cacheMs?: number;
+  onFailure?: (name: string, error: unknown) => void;
+}
+
+/** Runs every check concurrently, each bounded; sorted by name so output is stable. */
+export function createReadiness(checks: ReadinessCheck[], options: ReadinessOptions = {}): Readiness {
+  const timeoutMs = options.timeoutMs ?? 2_000;
+  const cacheMs = options.cacheMs ?? 1_000;
+  const sorted = [...checks].sort((a, b) => a.name.localeCompare(b.name));
+  let inFlight: Promise<ReadinessReport> | undefined;
+  let cached: { report: ReadinessReport; at: number } | undefined;
+  let draining = false;
+
+  async function runOne(check: ReadinessCheck): Promise<CheckResult> {
+    const started = performance.now();
+    try {
+      await withTimeout(check.run(), timeoutMs);
+      return { name: check.name, status: 'ok', duration_ms: Math.round(performance.now() - started) };
+    } catch (error) {
+      options.onFailure?.(check.name, error);
+      const failure = error instanceof TimeoutError ? `${check.failure} (no answer within ${timeoutMs} ms)` : check.failure;
+      return { name: check.name, status: 'error', duration_ms: Math.round(performance.now() - started), error: failure };
+    }
+  }
+
+  async function runFresh(): Promise<ReadinessReport> {
+    const results = await Promise.all(sorted.map(runOne));
+    return { ok: results.every((result) => result.status === 'ok'), checks: results };
+  }
+
+  return {
+    async current() {
+      if (cached && performance.now() - cached.at < cacheMs) {
+        return cached.report;
+      }
+      inFlight ??= runFresh()
+        .then((report) => {
+          cached = { report, at: performance.now() };
+          return report;
+        })
+        .finally(() => {
+          inFlight = undefined;
+        });
+      return inFlight;
+    },
+    runFresh,
+    startDraining() {
+      draining = true;
+    },
+    get draining() {
+      return draining;
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { defineRoute } from '../../platform/http/route.ts';
+import type { Readiness } from './readiness.ts';
+import { ReadinessBody, SystemDescription } from './schemas.ts';
+import { type SystemDeps, describeSystem } from './system.ts';
+
+const ReadinessQuery = z.object({ verbose: z.string().optional() });
+
+export function healthRoutes(deps: SystemDeps & { readiness: Readiness }) {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/livez',
+      tag: 'health',
+      summary: 'Liveness: the process answers; never touches a dependency',
+      responses: { 200: z.object({ status: z.literal('ok') }) },
+      handler: ({ request }) => {
+        request.setHeader('Cache-Control', 'no-store');
+        return { status: 'ok' };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/readyz',
+      tag: 'health',
+      summary: 'Readiness: every check passes and the instance is not draining',
+      description: 'Checks run concurrently, each bounded by 2 s; concurrent callers share one run, reused for 1 s. `?verbose` lists each check.',
+      query: ReadinessQuery,
+      responses: { 200: ReadinessBody, 503: ReadinessBody },
+      handler: async ({ query, request }) => {
+        request.setHeader('Cache-Control', 'no-store');
+        if (deps.readiness.draining) {
+          request.setStatus(503);
+          return { status: 'shutting_down' };
+        }
+        const report = await deps.readiness.current();
+        request.setStatus(report.ok ? 200 : 503);
+        return {
+          status: report.ok ? 'ok' : 'unavailable',
+          ...(query.verbose !== undefined ? { checks: report.checks } : {}),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/ops/system',
+      permission: 'ops.system.read',
+      tag: 'ops',
+      summary: 'Describe the instance that answers the request',
+      description: 'A failing database does not fail this answer: it stays 200 with the failure in `checks` and `database`.',
+      responses: { 200: SystemDescription },
+      handler: () => describeSystem(deps),
+    }),
+  ];
+}

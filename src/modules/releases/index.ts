@@ -1,0 +1,3 @@
+export { trackInstance, type InstanceTracker } from './heartbeat.ts';
+export { releasesRoutes } from './routes.ts';
+export type { InstanceRecord } from './store.ts';

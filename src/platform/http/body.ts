@@ -1,0 +1,42 @@
+import type { Context, Next } from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import { AppError } from './errors.ts';
+
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * JSON-only bodies with a size limit: malformed JSON is 400 invalid_json, an oversized body 413
+ * request_too_large, any other media type 415 unsupported_media_type.
+ */
+export function jsonBody(limitBytes: number) {
+  const parse = koaBody({
+    json: true,
+    jsonStrict: false,
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    jsonLimit: limitBytes,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+    onError(error: Error) {
+      const status = (error as { status?: number }).status;
+      if (status === 413) {
+        throw new AppError('request_too_large', `The body exceeds ${limitBytes} bytes.`);
+      }
+      throw new AppError('invalid_json', 'The body is not valid JSON.', { cause: error });
+    },
+  });
+  return async function parseJsonBody(ctx: Context, next: Next): Promise<void> {
+    if (!METHODS_WITH_BODY.has(ctx.method) || (!ctx.request.length && !ctx.get('Transfer-Encoding'))) {
+      await next();
+      return;
+    }
+    if (!ctx.is('application/json')) {
+      throw new AppError('unsupported_media_type', 'Request bodies must be application/json.');
+    }
+    const declared = ctx.request.length;
+    if (declared !== undefined && declared > limitBytes) {
+      throw new AppError('request_too_large', `The body exceeds ${limitBytes} bytes.`);
+    }
+    await parse(ctx, next);
+  };
+}

@@ -1,0 +1,85 @@
+import { STATUS_CODES } from 'node:http';
+import type { Context, Next } from 'koa';
+import type { Logger } from 'pino';
+import { AppError, type FieldIssue, type StatusTable } from './errors.ts';
+
+export interface Problem {
+  type?: string;
+  title: string;
+  status: number;
+  code: string;
+  detail?: string;
+  errors?: FieldIssue[];
+  request_id?: string;
+}
+
+const CODE_PATTERN = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+
+/** Merges module status tables, refusing bad codes and a code mapped to two statuses. */
+export function mergeStatusTables(tables: StatusTable[]): Map<string, number> {
+  const merged = new Map<string, number>();
+  for (const table of tables) {
+    for (const [code, status] of Object.entries(table)) {
+      if (!CODE_PATTERN.test(code)) {
+        throw new Error(`error code ${code} is not snake_case`);
+      }
+      if (status < 400 || status > 599) {
+        throw new Error(`error code ${code} maps to ${status}, not an error status`);
+      }
+      const known = merged.get(code);
+      if (known !== undefined && known !== status) {
+        throw new Error(`error code ${code} mapped to both ${known} and ${status}`);
+      }
+      merged.set(code, status);
+    }
+  }
+  return merged;
+}
+
+export function renderProblem(ctx: Context, problem: Problem, headers: Record<string, string> = {}): void {
+  ctx.status = problem.status;
+  ctx.set('Cache-Control', 'no-store');
+  for (const [name, value] of Object.entries(headers)) {
+    ctx.set(name, value);
+  }
+  ctx.type = 'application/problem+json';
+  ctx.body = problem;
+}
+
+/**
+ * The one place errors become HTTP: typed errors by their code, anything else a logged 500
+ * whose text never reaches the client.
+ */
+export function problemMiddleware(statuses: Map<string, number>, logger: Logger) {
+  return async function renderErrors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+    } catch (error) {
+      const requestId = ctx.state.requestId as string | undefined;
+      if (error instanceof AppError && statuses.has(error.code)) {
+        const status = statuses.get(error.code)!;
+        renderProblem(
+          ctx,
+          {
+            title: STATUS_CODES[status] ?? 'Error',
+            status,
+            code: error.code,
+            detail: error.message,
+            ...(error.issues ? { errors: error.issues } : {}),
+            ...(requestId ? { request_id: requestId } : {}),
+          },
+          error.headers,
+        );
+        return;
+      }
+      logger.error({ err: error, request_id: requestId }, 'unhandled error');
+      renderProblem(ctx, {
+        title: STATUS_CODES[500]!,
+        status: 500,
+        code: 'internal_error',
+        detail: 'The server failed to handle the request; the request id is in the logs.',
+        ...(requestId ? { request_id: requestId } : {}),
+      });
+    }
+  };
+}

@@ -1,0 +1,52 @@
+import Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import { type Actor, type AnyRoute, koaPath, requestInfo, requiresBearer } from './route.ts';
+import { methodNotAllowed, notFound } from './errors.ts';
+import { parseInput } from './validate.ts';
+
+/** How the router establishes and checks the caller; filled in by the auth module. */
+export interface RouteGuard {
+  authenticate(ctx: Context): Promise<Actor>;
+  authorize(actor: Actor, permission: string): void;
+}
+
+/**
+ * Builds the Koa router from route definitions: authentication and the permission check come
+ * first, then validation of params, query and body, then the handler.
+ */
+export function buildRouter(routes: AnyRoute[], guard: RouteGuard): Middleware[] {
+  const router = new Router();
+  for (const route of routes) {
+    router.register(koaPath(route.path), [route.method], async (ctx: Context) => {
+      ctx.state.routePattern = route.path;
+      if (requiresBearer(route)) {
+        const actor = await guard.authenticate(ctx);
+        ctx.state.actor = actor;
+        if (route.permission) {
+          guard.authorize(actor, route.permission);
+        }
+      }
+      const params = route.params ? parseInput(route.params, ctx.params, 'params') : undefined;
+      const query = route.query ? parseInput(route.query, ctx.query, 'query') : undefined;
+      const body = route.body ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined;
+      const result = await route.handler({ params, query, body, request: requestInfo(ctx) });
+      ctx.status = (ctx.state.responseStatus as number | undefined) ?? route.status ?? 200;
+      if (result !== undefined && ctx.status !== 204) {
+        ctx.body = result;
+      }
+    });
+  }
+  const allowed = router.allowedMethods();
+  // Runs only when no route answered: 405 with Allow when the path exists, else 404.
+  const unmatched: Middleware = async (ctx) => {
+    await (allowed as unknown as Middleware)(ctx, async () => undefined);
+    if (ctx.status === 405 || ctx.status === 501) {
+      const allow = ctx.response.get('Allow');
+      throw methodNotAllowed(`${ctx.method} is not allowed here; allowed: ${allow}.`, allow);
+    }
+    if (ctx.status === 404) {
+      throw notFound(`No route matches ${ctx.method} ${ctx.path}.`);
+    }
+  };
+  return [router.routes() as unknown as Middleware, unmatched];
+}

@@ -1,0 +1,33 @@
+import client from 'prom-client';
+
+export type Registry = client.Registry;
+
+/**
+ * One registry per instance, labelled with its stable worker slot (not the random instance id,
+ * which would churn series on every restart). Holds Node's default metrics: heap, GC, event loop.
+ */
+export function createRegistry(workerSlot: string): client.Registry {
+  const registry = new client.Registry();
+  registry.setDefaultLabels({ worker: workerSlot });
+  client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  return registry;
+}
+
+export interface HttpMetrics {
+  observe(method: string, route: string, status: number, seconds: number): void;
+}
+
+export function createHttpMetrics(registry: client.Registry): HttpMetrics {
+  const duration = new client.Histogram({
+    name: 'backplane_http_request_duration_seconds',
+    help: 'HTTP requests by route pattern, method and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  return {
+    observe(method, route, status, seconds) {
+      duration.observe({ method, route, status: String(status) }, seconds);
+    },
+  };
+}
