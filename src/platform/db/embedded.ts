@@ -68,6 +68,8 @@ export interface EmbeddedOptions {
   log?: (line: string) => void;
   /** Port to use when starting; a free one is chosen when absent. */
   port?: number;
+  /** Trade durability for speed: for throw-away test servers only. */
+  fast?: boolean;
 }
 
 /**
@@ -99,7 +101,10 @@ export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<Em
     // Postgres refuses to run as root; as root the package runs it as a `postgres` system user.
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'unix_socket_directories='],
+    postgresFlags: [
+      ...['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'unix_socket_directories='],
+      ...(options.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+    ],
     onLog: (message: unknown) => log(String(message).trim()),
     onError: (message: unknown) => log(String(message).trim()),
   });

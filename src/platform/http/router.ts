@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { type Actor, type AnyRoute, koaPath, requestInfo, requiresBearer } from './route.ts';
 import { methodNotAllowed, notFound } from './errors.ts';
-import { parseInput } from './validate.ts';
+import { parseRequest } from './validate.ts';
 
 /** How the router establishes and checks the caller; filled in by the auth module. */
 export interface RouteGuard {
@@ -26,9 +26,11 @@ export function buildRouter(routes: AnyRoute[], guard: RouteGuard): Middleware[]
           guard.authorize(actor, route.permission);
         }
       }
-      const params = route.params ? parseInput(route.params, ctx.params, 'params') : undefined;
-      const query = route.query ? parseInput(route.query, ctx.query, 'query') : undefined;
-      const body = route.body ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined;
+      const { params, query, body } = parseRequest([
+        ['params', route.params, ctx.params],
+        ['query', route.query, ctx.query],
+        ['body', route.body, ctx.request.body ?? {}],
+      ]);
       const result = await route.handler({ params, query, body, request: requestInfo(ctx) });
       ctx.status = (ctx.state.responseStatus as number | undefined) ?? route.status ?? 200;
       if (result !== undefined && ctx.status !== 204) {

@@ -1,13 +1,30 @@
 import type { z } from 'zod';
 import { type FieldIssue, validationFailed } from './errors.ts';
 
-/** Parses one part of the request; every issue is listed with its location, never the value. */
-export function parseInput<S extends z.ZodType>(schema: S, value: unknown, part: 'params' | 'query' | 'body'): z.infer<S> {
-  const result = schema.safeParse(value);
-  if (result.success) {
-    return result.data;
+type Part = 'params' | 'query' | 'body';
+
+/**
+ * Parses the parts of a request that have a schema; when any fails, one error lists every issue
+ * of every part by location, never the submitted value.
+ */
+export function parseRequest(parts: Array<[Part, z.ZodType | undefined, unknown]>): Record<Part, unknown> {
+  const parsed: Record<Part, unknown> = { params: undefined, query: undefined, body: undefined };
+  const issues: FieldIssue[] = [];
+  for (const [part, schema, value] of parts) {
+    if (!schema) {
+      continue;
+    }
+    const result = schema.safeParse(value);
+    if (result.success) {
+      parsed[part] = result.data;
+    } else {
+      issues.push(...describeIssues(result.error.issues, part));
+    }
   }
-  throw validationFailed(describeIssues(result.error.issues, part));
+  if (issues.length > 0) {
+    throw validationFailed(issues);
+  }
+  return parsed;
 }
 
 export function describeIssues(issues: readonly z.core.$ZodIssue[], part: string): FieldIssue[] {

@@ -1,0 +1,143 @@
+import test from 'ava';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import pino from 'pino';
+import { z } from 'zod';
+import { createHttpApp } from '../../../src/app/http.ts';
+import { AppError, unauthenticated } from '../../../src/platform/http/errors.ts';
+import { defineRoute } from '../../../src/platform/http/route.ts';
+import { assertProblem } from '../../support/problems.ts';
+
+let server: Server;
+let base: string;
+
+const routes = [
+  defineRoute({
+    method: 'POST',
+    path: '/things/{id}',
+    tag: 'test',
+    summary: 'echo',
+    params: z.object({ id: z.coerce.number().int().min(1) }),
+    body: z.object({ name: z.string().min(1).max(10), count: z.number().int() }),
+    responses: { 200: null },
+    handler: ({ params, body }) => ({ id: params.id, ...body }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/things/{id}',
+    tag: 'test',
+    summary: 'fails',
+    responses: { 200: null },
+    handler: () => {
+      throw new Error('secret driver text: password=hunter2');
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/private',
+    tag: 'test',
+    summary: 'needs a bearer',
+    permission: 'ops.system.read',
+    responses: { 200: null },
+    handler: () => ({ ok: true }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/conflict',
+    tag: 'test',
+    summary: 'typed error',
+    responses: { 200: null },
+    handler: () => {
+      throw new AppError('thing_conflict', 'The thing changed.');
+    },
+  }),
+];
+
+test.before(async () => {
+  const app = createHttpApp({
+    logger: pino({ level: 'silent' }),
+    routes,
+    guard: {
+      authenticate: async () => {
+        throw unauthenticated();
+      },
+      authorize: () => undefined,
+    },
+    statuses: [{ thing_conflict: 409 }],
+    metrics: { observe: () => undefined },
+    bodyLimitBytes: 1024,
+  });
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+test.after.always(() => server.close());
+
+const post = (path: string, body: string, type = 'application/json') =>
+  fetch(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': type }, body });
+
+test('a valid body reaches the handler, parsed by its schema', async (t) => {
+  const response = await post('/things/7', JSON.stringify({ name: 'a', count: 2, extra: true }));
+  t.is(response.status, 200);
+  t.deepEqual(await response.json(), { id: 7, name: 'a', count: 2 });
+});
+
+test('malformed JSON is 400 invalid_json', async (t) => {
+  await assertProblem(t, await post('/things/1', '{"name": '), 400, 'invalid_json');
+});
+
+test('a body over the limit is 413 request_too_large', async (t) => {
+  await assertProblem(t, await post('/things/1', JSON.stringify({ name: 'x'.repeat(2000), count: 1 })), 413, 'request_too_large');
+});
+
+test('a body that is not JSON is 415 unsupported_media_type', async (t) => {
+  await assertProblem(t, await post('/things/1', 'name=a', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type');
+});
+
+test('failed validation lists every issue by location, never echoing the value', async (t) => {
+  const body = await assertProblem(t, await post('/things/0', JSON.stringify({ name: 'far-too-long-name', count: 'many' })), 422, 'validation_failed');
+  const errors = body.errors as Array<{ location: string; message: string }>;
+  t.deepEqual(errors.map((e) => e.location).sort(), ['body.count', 'body.name', 'params.id']);
+  t.false(JSON.stringify(body).includes('far-too-long-name'));
+});
+
+test('an invalid path parameter is 422 with its location', async (t) => {
+  const body = await assertProblem(t, await post('/things/0', JSON.stringify({ name: 'a', count: 1 })), 422, 'validation_failed');
+  t.deepEqual((body.errors as Array<{ location: string }>).map((e) => e.location), ['params.id']);
+});
+
+test('an unknown route is 404 not_found', async (t) => {
+  await assertProblem(t, await fetch(`${base}/nowhere`), 404, 'not_found');
+});
+
+test('a wrong method is 405 method_not_allowed with Allow', async (t) => {
+  const response = await fetch(`${base}/things/1`, { method: 'DELETE' });
+  t.regex(response.headers.get('allow') ?? '', /GET/);
+  t.regex(response.headers.get('allow') ?? '', /POST/);
+  await assertProblem(t, response, 405, 'method_not_allowed');
+});
+
+test('an unexpected error is 500 internal_error without its text', async (t) => {
+  const response = await fetch(`${base}/things/1`);
+  const body = await assertProblem(t, response, 500, 'internal_error');
+  t.false(JSON.stringify(body).includes('hunter2'));
+  t.is(response.headers.get('cache-control'), 'no-store');
+});
+
+test('a typed error maps to its status and code', async (t) => {
+  await assertProblem(t, await fetch(`${base}/conflict`), 409, 'thing_conflict');
+});
+
+test('a route with a permission asks the guard first', async (t) => {
+  const response = await fetch(`${base}/private`);
+  t.is(response.headers.get('www-authenticate'), 'Bearer');
+  await assertProblem(t, response, 401, 'unauthenticated');
+});
+
+test('a well-formed X-Request-Id is kept; a malformed one replaced', async (t) => {
+  const kept = await fetch(`${base}/nowhere`, { headers: { 'X-Request-Id': 'abc-123' } });
+  t.is(kept.headers.get('x-request-id'), 'abc-123');
+  const replaced = await fetch(`${base}/nowhere`, { headers: { 'X-Request-Id': 'bad id with spaces' } });
+  t.regex(replaced.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+});

@@ -1,0 +1,91 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { freePort } from '../../src/platform/db/embedded.ts';
+import { sleep } from '../../src/platform/time.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+
+export interface TestCluster {
+  url: string;
+  metricsUrl: string;
+  process: ChildProcess;
+  output(): string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Runs the CLI from source, as `npx backplane …` would, and returns its exit code and output. */
+export function runCli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), ...args], {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdin.end(input ?? '');
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) {
+        return value;
+      }
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await sleep(100);
+  }
+}
+
+/** `backplane serve` from source with N instances on free ports, resolved once /readyz is 200. */
+export async function startCluster(databaseUrl: string, instances: number, env: Record<string, string> = {}): Promise<TestCluster> {
+  const port = await freePort();
+  const metricsPort = await freePort();
+  let output = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), 'serve'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      APP_INSTANCES: String(instances),
+      APP_METRICS_PORT: String(metricsPort),
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(async () => (output.includes('"msg":"ready:') ? true : undefined), 60_000, 'the cluster to be ready').catch((error: Error) => {
+    child.kill('SIGKILL');
+    throw new Error(`${error.message}\n${output.slice(-3000)}`);
+  });
+  return {
+    url,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    process: child,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+      }
+      return exited;
+    },
+  };
+}

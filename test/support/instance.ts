@@ -1,0 +1,15 @@
+import { loadConfig } from '../../src/app/config.ts';
+import { type RunningInstance, startInstance } from '../../src/app/instance.ts';
+
+/** One real instance in this process on a free port, against the given database. */
+export async function startTestInstance(databaseUrl: string, env: Record<string, string> = {}): Promise<RunningInstance> {
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    APP_METRICS_PORT: '0',
+    ...env,
+  });
+  return startInstance(config);
+}

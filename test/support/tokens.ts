@@ -1,0 +1,37 @@
+import { randomBytes } from 'node:crypto';
+import { issueAccessToken } from '../../src/modules/auth/accessTokens.ts';
+import { createAccount, createRole, grantRoleToAccount } from '../../src/modules/auth/service.ts';
+import { loadSigningKey } from '../../src/modules/auth/signingKeys.ts';
+import type { Queryable } from '../../src/platform/db/pool.ts';
+
+export interface TestAccount {
+  id: string;
+  email: string;
+  token: string;
+}
+
+/**
+ * An account holding the given roles (created as custom roles from `permissions` when given),
+ * with a token as `token issue` makes it.
+ */
+export async function accountWithToken(
+  db: Queryable,
+  options: { roles?: string[]; permissions?: string[]; methods?: string[]; ttlSeconds?: number } = {},
+): Promise<TestAccount> {
+  const email = `user-${randomBytes(4).toString('hex')}@example.com`;
+  const account = await createAccount(db, email, undefined);
+  const roles = [...(options.roles ?? [])];
+  if (options.permissions) {
+    const role = `custom_${randomBytes(4).toString('hex')}`;
+    await createRole(db, role, options.permissions);
+    roles.push(role);
+  }
+  for (const role of roles) {
+    await grantRoleToAccount(db, email, role);
+  }
+  const key = await loadSigningKey(db, undefined);
+  const { token } = await issueAccessToken(key, { accountId: account.id, email, methods: options.methods ?? ['cli'] }, options.ttlSeconds ?? 900);
+  return { id: account.id, email, token };
+}
+
+export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
