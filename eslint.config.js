@@ -14,6 +14,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['test/**'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
     files: ['scripts/**', 'bench/**', 'src/commands/**', 'src/cli.ts', 'test/support/run.ts'],
     rules: { 'no-console': 'off' },
   },

@@ -6,9 +6,8 @@ import { createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import type { Config } from './config.ts';
 import { openDatabase } from './database.ts';
+import { DRAIN_MESSAGE } from './messages.ts';
 import { serveClusterMetrics } from './metricsServer.ts';
-
-export const DRAIN_MESSAGE = 'backplane:drain';
 
 const RESTART_BASE_MS = 500;
 const RESTART_MAX_MS = 30_000;

@@ -18,6 +18,8 @@ export interface HttpAppOptions {
   bodyLimitBytes: number;
   /** Resolves the client address of a request (trusted proxies); the socket peer by default. */
   clientAddress?: (ctx: Context) => string;
+  /** True once the instance drains: answers then close their connection instead of keeping it alive. */
+  draining?: () => boolean;
   /** Middleware placed after body parsing and before routing (maintenance mode, limits). */
   beforeRoutes?: Koa.Middleware[];
 }
@@ -33,6 +35,12 @@ export function createHttpApp(options: HttpAppOptions): Koa {
   const resolveClient = options.clientAddress ?? ((ctx: Context) => ctx.req.socket.remoteAddress ?? '');
 
   app.use(assignRequestId);
+  app.use(async (ctx: Context, next: Next) => {
+    await next();
+    if (options.draining?.()) {
+      ctx.set('Connection', 'close');
+    }
+  });
   app.use(async (ctx: Context, next: Next) => {
     ctx.state.clientAddress = resolveClient(ctx);
     await next();

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import client from 'prom-client';
 import { createAuthModule } from '../modules/auth/index.ts';
 import { createReadiness } from '../modules/health/readiness.ts';
+import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
 import { createRuntimeSampler } from '../modules/health/runtimeStats.ts';
 import { trackInstance } from '../modules/releases/index.ts';
 import { createNotificationListener } from '../platform/db/listener.ts';
@@ -48,6 +49,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
 
   const auth = await createAuthModule({ db: pool, listener, logger, jwtPrivateKey: config.jwtPrivateKey });
   const runtime = createRuntimeSampler();
+  registerRuntimeMetrics(registry, runtime);
   const readiness = createReadiness(
     [{ name: 'database', failure: 'the database did not answer', run: async () => void (await pool.query('select 1')) }],
     { onFailure: (name, error) => logger.warn({ check: name, err: error }, 'readiness check failed') },
@@ -81,6 +83,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     statuses: [auth.statuses],
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
+    draining: () => readiness.draining,
   });
   const server = app.listen({ port: config.port, host: config.host });
   await new Promise<void>((resolve, reject) => {

@@ -34,12 +34,22 @@ export function createRoutes(deps: RouteDeps, version: string): AnyRoute[] {
   return routes;
 }
 
-/** Dependencies for building the route table alone (generated files): any use throws. */
+/**
+ * Dependencies for building the route table alone (the generated files): route factories may pass
+ * them around, but any call or read of a value throws.
+ */
 export function unusedRouteDeps(): RouteDeps {
-  const unused: ProxyHandler<object> = {
-    get: (_target, property) => {
-      throw new Error(`route dependency ${String(property)} used while only documenting`);
-    },
-  };
-  return new Proxy({}, unused) as RouteDeps;
+  const placeholder = (path: string): unknown =>
+    new Proxy(() => undefined, {
+      get: (_target, property) => {
+        if (typeof property === 'symbol') {
+          throw new Error(`route dependency ${path} used while only documenting`);
+        }
+        return placeholder(`${path}.${property}`);
+      },
+      apply: () => {
+        throw new Error(`route dependency ${path} called while only documenting`);
+      },
+    });
+  return placeholder('deps') as RouteDeps;
 }

@@ -1,5 +1,5 @@
 import type { Config } from './config.ts';
-import { DRAIN_MESSAGE } from './cluster.ts';
+import { DRAIN_MESSAGE } from './messages.ts';
 import { startInstance } from './instance.ts';
 import { reportMetricsToPrimary } from './metricsServer.ts';
 

@@ -1,7 +1,5 @@
 import cluster from 'node:cluster';
 import { type Config, loadConfig } from '../app/config.ts';
-import { runPrimary } from '../app/cluster.ts';
-import { runWorker } from '../app/worker.ts';
 import { type Flags, integerFlag } from './args.ts';
 
 export async function serve(flags: Flags): Promise<void> {
@@ -14,9 +12,10 @@ export async function serve(flags: Flags): Promise<void> {
   if (port !== undefined) {
     config.port = port;
   }
+  // Each side loads only its own code: instances never load the embedded database manager.
   if (cluster.isPrimary) {
-    await runPrimary(config);
+    await (await import('../app/cluster.ts')).runPrimary(config);
   } else {
-    await runWorker(config);
+    await (await import('../app/worker.ts')).runWorker(config);
   }
 }

@@ -16,6 +16,8 @@ export interface RuntimeStats {
 
 export interface RuntimeSampler {
   sample(): RuntimeStats;
+  /** Garbage collections since start and the last one's pause, for metrics. */
+  gc(): { count: number; lastPauseMs: number };
   stop(): void;
 }
 
@@ -56,6 +58,7 @@ export function createRuntimeSampler(): RuntimeSampler {
         rss_bytes: memory.rss,
       };
     },
+    gc: () => ({ count: gcs, lastPauseMs: lastGcPauseMs }),
     stop() {
       observer.disconnect();
       delay.disable();

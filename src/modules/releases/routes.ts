@@ -34,7 +34,7 @@ export function releasesRoutes(db: Queryable, heartbeatSeconds: number) {
       permission: 'ops.releases.read',
       tag: 'ops',
       summary: 'Instances of the application, newest first',
-      description: `An instance is running when it has not stopped and sent a heartbeat within three heartbeat intervals (${3 * heartbeatSeconds} s here).`,
+      description: 'An instance is running when it has not stopped and sent a heartbeat within three heartbeat intervals (APP_HEARTBEAT_SECONDS, 15 s by default).',
       query: ListQuery,
       responses: { 200: InstancePage },
       handler: async ({ query }) => {

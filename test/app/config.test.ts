@@ -1,0 +1,29 @@
+import test from 'ava';
+import { ConfigError, loadConfig } from '../../src/app/config.ts';
+
+test('development defaults work with nothing set', (t) => {
+  const config = loadConfig({});
+  t.is(config.port, 8080);
+  t.is(config.metricsPort, 9464);
+  t.is(config.databaseUrl, undefined);
+  t.true(config.instances >= 1);
+});
+
+for (const [name, value] of [
+  ['PORT', 'eighty'],
+  ['APP_INSTANCES', '0'],
+  ['APP_JOB_WORKERS', '-1'],
+  ['APP_METRICS_PORT', '70000'],
+  ['LOG_LEVEL', 'loud'],
+  ['DATABASE_URL', 'mysql://x'],
+  ['APP_PUBLIC_URL', 'not a url'],
+] as const) {
+  test(`an invalid ${name} stops start-up naming the variable`, (t) => {
+    const error = t.throws(() => loadConfig({ [name]: value }), { instanceOf: ConfigError });
+    t.regex(error!.message, new RegExp(name));
+  });
+}
+
+test('metrics are never served on the API port', (t) => {
+  t.throws(() => loadConfig({ PORT: '9000', APP_METRICS_PORT: '9000' }), { message: /APP_METRICS_PORT/ });
+});

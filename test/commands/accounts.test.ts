@@ -1,0 +1,54 @@
+import test from 'ava';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { runCli } from '../support/cluster.ts';
+import { startTestInstance } from '../support/instance.ts';
+
+let db: TestDatabase;
+
+test.before(async () => {
+  db = await createTestDatabase();
+});
+
+test.after.always(async () => {
+  await db?.drop();
+});
+
+test.serial('an operator made with the CLI gets a token that reads /ops/system', async (t) => {
+  const env = { DATABASE_URL: db.url };
+  const created = await runCli(['accounts', 'create', '--email', 'Ops@Example.com', '--role', 'ops_viewer', '--password-stdin'], env, 'a long enough password\n');
+  t.is(created.code, 0, created.stderr);
+  const duplicate = await runCli(['accounts', 'create', '--email', 'ops@example.com'], env);
+  t.is(duplicate.code, 1);
+  t.regex(duplicate.stderr, /account_exists/);
+
+  const role = await runCli(['roles', 'create', 'auditors', '--permission', 'ops.audit.read'], env);
+  t.is(role.code, 0, role.stderr);
+  const unknown = await runCli(['roles', 'create', 'bad', '--permission', 'ops.everything'], env);
+  t.regex(unknown.stderr, /unknown_permission/);
+  t.is((await runCli(['roles', 'grant', 'ops@example.com', 'auditors'], env)).code, 0);
+  const list = await runCli(['roles', 'list'], env);
+  t.regex(list.stdout, /auditors\tops\.audit\.read/);
+  t.regex(list.stdout, /platform_admin \(built-in\)/);
+
+  const issued = await runCli(['token', 'issue', '--email', 'ops@example.com', '--ttl', '5m'], { ...env, LOG_LEVEL: 'info' });
+  t.is(issued.code, 0, issued.stderr);
+  const token = issued.stdout.trim();
+  t.regex(token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+  t.regex(issued.stderr, /auth\.token\.issued/);
+
+  const instance = await startTestInstance(db.url);
+  try {
+    const response = await fetch(`${instance.url}/ops/system`, { headers: { Authorization: `Bearer ${token}` } });
+    t.is(response.status, 200);
+  } finally {
+    await instance.drain();
+  }
+});
+
+test('token issue refuses an unknown account and a bad ttl', async (t) => {
+  const missing = await runCli(['token', 'issue', '--email', 'nobody@example.com'], { DATABASE_URL: db.url });
+  t.is(missing.code, 1);
+  t.regex(missing.stderr, /account_not_found/);
+  const ttl = await runCli(['token', 'issue', '--email', 'x@example.com', '--ttl', 'forever'], { DATABASE_URL: db.url });
+  t.is(ttl.code, 2);
+});
