@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { defineRoute } from '../../platform/http/route.ts';
 import type { Readiness } from './readiness.ts';
 import { ReadinessBody, SystemDescription } from './schemas.ts';
-import { type SystemDeps, describeSystem } from './system.ts';
+import { type SystemDeps, createDatabaseProbe, describeSystem } from './system.ts';
 
 const ReadinessQuery = z.object({ verbose: z.string().optional() });
 
 export function healthRoutes(deps: SystemDeps & { readiness: Readiness }) {
+  const probe = createDatabaseProbe(deps);
   return [
     defineRoute({
       method: 'GET',
@@ -49,7 +50,7 @@ export function healthRoutes(deps: SystemDeps & { readiness: Readiness }) {
       summary: 'Describe the instance that answers the request',
       description: 'A failing database does not fail this answer: it stays 200 with the failure in `checks` and `database`.',
       responses: { 200: SystemDescription },
-      handler: () => describeSystem(deps),
+      handler: () => describeSystem(deps, probe),
     }),
   ];
 }

@@ -1,6 +1,6 @@
 import type { InstrumentedPool } from '../../platform/db/pool.ts';
 import { withTimeout } from '../../platform/time.ts';
-import type { Readiness } from './readiness.ts';
+import type { Readiness, ReadinessReport } from './readiness.ts';
 import type { RuntimeSampler } from './runtimeStats.ts';
 import type { SystemDescription } from './schemas.ts';
 
@@ -34,30 +34,43 @@ export interface SystemDeps {
 export const DATABASE_UNREACHABLE = 'the database refused the connection or did not answer within 2 seconds';
 export const MIGRATIONS_UNREADABLE = 'the migration state could not be read';
 
-async function ping(pool: InstrumentedPool): Promise<number> {
-  const started = performance.now();
-  await withTimeout(pool.query('select 1'), 2_000);
-  return Math.round(performance.now() - started);
+interface DatabaseProbe {
+  report: PromiseSettledResult<ReadinessReport>;
+  migrations: PromiseSettledResult<MigrationCounts>;
+}
+
+/**
+ * The database part of the description: the readiness checks run fresh and the migration state.
+ * Concurrent callers share the probe in flight (never a finished one), so load on /ops/system does
+ * not multiply queries.
+ */
+export function createDatabaseProbe(deps: Pick<SystemDeps, 'readiness' | 'readMigrations'>): () => Promise<DatabaseProbe> {
+  let inFlight: Promise<DatabaseProbe> | undefined;
+  return () =>
+    (inFlight ??= (async () => {
+      const [report, migrations] = await Promise.allSettled([deps.readiness.runFresh(), withTimeout(deps.readMigrations(), 2_000)]);
+      return { report, migrations };
+    })().finally(() => {
+      inFlight = undefined;
+    }));
 }
 
 /**
  * Describes the instance that answers. A failing database never fails the answer: it shows in
- * `database` and `checks`, as fixed sentences, never the driver's text.
+ * `database` and `checks`, as fixed sentences, never the driver's text. `ping_ms` is the database
+ * check's round trip.
  */
-export async function describeSystem(deps: SystemDeps): Promise<SystemDescription> {
-  const [report, pingResult, migrationsResult] = await Promise.allSettled([
-    deps.readiness.runFresh(),
-    ping(deps.pool),
-    withTimeout(deps.readMigrations(), 2_000),
-  ]);
-  const { pool } = deps;
-  const stats = pool.stats;
+export async function describeSystem(deps: SystemDeps, probe: () => Promise<DatabaseProbe>): Promise<SystemDescription> {
+  const { report, migrations: migrationsResult } = await probe();
+  const databaseCheck = report.status === 'fulfilled' ? report.value.checks.find((check) => check.name === 'database') : undefined;
   let error: string | undefined;
-  if (pingResult.status === 'rejected') {
+  if (databaseCheck?.status !== 'ok') {
     error = DATABASE_UNREACHABLE;
   } else if (migrationsResult.status === 'rejected') {
     error = MIGRATIONS_UNREADABLE;
   }
+  const { pool } = deps;
+  const stats = pool.stats;
   const migrations =
     migrationsResult.status === 'fulfilled'
       ? { current: migrationsResult.value.current, latest: migrationsResult.value.latest, pending: migrationsResult.value.pending }
@@ -68,7 +81,7 @@ export async function describeSystem(deps: SystemDeps): Promise<SystemDescriptio
     database: {
       status: error ? 'error' : 'ok',
       ...(error ? { error } : {}),
-      ping_ms: pingResult.status === 'fulfilled' ? pingResult.value : 0,
+      ping_ms: databaseCheck?.status === 'ok' ? databaseCheck.duration_ms : 0,
       pool: {
         acquires: stats.acquires,
         average_acquire_ms: stats.acquires ? Math.round((stats.acquireMsTotal / stats.acquires) * 1000) / 1000 : 0,

@@ -2,19 +2,26 @@ import pino, { type Logger } from 'pino';
 
 export type { Logger };
 
-/** JSON logs on stdout; anything that looks like a credential is redacted wherever it appears. */
 /**
- * fd 1 for the service; commands log to fd 2 so their stdout stays their output. Writes are
- * synchronous so nothing is lost when a process exits right after logging.
+ * JSON logs; anything that looks like a credential is redacted wherever it appears. fd 1 for the
+ * service; commands log to fd 2 so their stdout stays their output. Service writes are asynchronous,
+ * off the request path, and flushed synchronously when the process exits, so no line is lost.
  */
 export function createLogger(level: string, bindings: Record<string, unknown> = {}, fd: 1 | 2 = 1): Logger {
-  return pino({
-    level,
-    base: { pid: process.pid, ...bindings },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: {
-      paths: ['password', 'token', 'access_token', 'refresh_token', 'authorization', '*.password', '*.token', 'headers.authorization'],
-      censor: '[redacted]',
+  const destination = pino.destination({ fd, sync: fd === 2 });
+  if (fd === 1) {
+    process.on('exit', () => destination.flushSync());
+  }
+  return pino(
+    {
+      level,
+      base: { pid: process.pid, ...bindings },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: {
+        paths: ['password', 'token', 'access_token', 'refresh_token', 'authorization', '*.password', '*.token', 'headers.authorization'],
+        censor: '[redacted]',
+      },
     },
-  }, pino.destination({ fd, sync: true }));
+    destination,
+  );
 }
