@@ -128,4 +128,14 @@ function announce(config: Config, logger: Logger): void {
     },
     `ready: ${config.instances} instances listening on http://${host}:${config.port}`,
   );
+  if (process.stderr.isTTY) {
+    const metrics = config.metricsPort ? `\n  metrics: http://${host}:${config.metricsPort}/metrics` : '';
+    process.stderr.write(
+      `\nBackplane is ready: ${config.instances} instances on http://${host}:${config.port}${metrics}\n` +
+        `  get a token:\n` +
+        `    npx backplane accounts create --email you@example.com --role platform_admin\n` +
+        `    export TOKEN=$(npx backplane token issue --email you@example.com)\n` +
+        `    curl -H "Authorization: Bearer $TOKEN" http://${host}:${config.port}/ops/system\n\n`,
+    );
+  }
 }

