@@ -4,7 +4,8 @@ import type { ExecutionContext } from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
-const contracts = join(import.meta.dirname, '..', '..', '..', 'shared', 'contracts');
+// Copies of ../shared/contracts (the seed's tables as JSON Schema); test/contracts.test.ts keeps them equal.
+const contracts = join(import.meta.dirname, '..', 'contracts');
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
 export const validateProblem = ajv.compile(JSON.parse(readFileSync(join(contracts, 'problem.schema.json'), 'utf8')));
