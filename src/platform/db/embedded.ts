@@ -104,6 +104,7 @@ function closedAncestors(path: string): string[] {
  * binaries: say so plainly instead of letting initdb fail with a permission error.
  */
 function checkReachableAsPostgresUser(dataDir: string): void {
+  // The cluster folder itself belongs to postgres (mode 0700); the folders above it must be open.
   if (process.getuid?.() !== 0) {
     return;
   }
@@ -143,7 +144,7 @@ export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<Em
     return { url: urlFor(existing), owned: false, stop: async () => undefined };
   }
 
-  checkReachableAsPostgresUser(clusterDir);
+  checkReachableAsPostgresUser(dataDir);
   const port = options.port ?? (await freePort());
   const EmbeddedPostgres = await importWithoutExitHooks();
   const log = options.log ?? (() => undefined);
