@@ -6,6 +6,7 @@ import { createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import type { Config } from './config.ts';
 import { openDatabase } from './database.ts';
+import { openSecretBox } from './encryptionKey.ts';
 import { DRAIN_MESSAGE } from './messages.ts';
 import { serveClusterMetrics } from './metricsServer.ts';
 
@@ -37,6 +38,8 @@ async function migrate(url: string, logger: Logger): Promise<void> {
  */
 export async function runPrimary(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, { role: 'primary' });
+  // Fails fast on a bad key, and creates the development key once before instances race for it.
+  openSecretBox(config);
   const database = await openDatabase(config, logger);
   logger.info(`using ${database.description}`);
   await migrate(database.url, logger);
