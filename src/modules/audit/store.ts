@@ -96,14 +96,15 @@ export interface StoredAuditEvent {
   metadata: Record<string, unknown>;
 }
 
-// Newest first by id, the keyset: a page continues below the last id it showed.
+// Newest first by id, the keyset: a page continues below the last id it showed. Ordered by the
+// column, not the text alias, which would sort 10 before 9.
 const selectAuditEventsSql = `
 select id::text, occurred_at, recorded_at, actor_kind, actor_id, actor_label, action, resource_type, resource_id,
        outcome, request_id, host(client_ip) as client_ip, user_agent, metadata
 from audit_events
 where ${FILTER_CONDITIONS}
   and ($11::bigint is null or id < $11)
-order by id desc
+order by audit_events.id desc
 limit $12`;
 
 export async function selectAuditEvents(db: Queryable, filter: AuditFilter, beforeId: string | undefined, limit: number): Promise<StoredAuditEvent[]> {

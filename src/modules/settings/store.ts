@@ -118,12 +118,12 @@ export interface SettingChangeRow {
   changed_at: Date;
 }
 
-// Newest first; the id is the keyset.
+// Newest first; the id is the keyset (the column, not its text alias, which would sort 10 before 9).
 const selectSettingChangesSql = `
 select id::text, name, old_value, new_value, version, reason, actor_kind, actor_id, actor_label, request_id, changed_at
 from settings_history
 where name = $1 and ($2::bigint is null or id < $2)
-order by id desc
+order by settings_history.id desc
 limit $3`;
 
 export async function selectSettingChanges(db: Queryable, name: string, beforeId: string | undefined, limit: number): Promise<SettingChangeRow[]> {
