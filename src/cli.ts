@@ -8,8 +8,10 @@ const USAGE = `usage: backplane <command>
   serve [--instances N] [--port P]          run the clustered service
   migrate up | migrate status [--json]      apply or inspect migrations
   accounts create --email E [--role R]... [--password-stdin] | accounts list
-  roles create NAME --permission P... | roles grant EMAIL ROLE | roles list
-  token issue --email E [--ttl 15m]         print a bearer token for an account
+  roles create NAME --permission P... | roles grant EMAIL ROLE | roles list   (audited; --reason R)
+  token issue --email E [--ttl 15m]         print a bearer token for an account (audited)
+  maintenance on|off [--message M] [--retry-after 5m] --reason R
+                                            switch maintenance mode on every instance
   openapi [--dir api]                       write the generated API files
 
 Configuration comes from the environment; see README.md.`;
@@ -22,6 +24,7 @@ const commands: Record<string, () => Promise<Command>> = {
   accounts: async () => (await import('./commands/accounts.ts')).accounts,
   roles: async () => (await import('./commands/roles.ts')).roles,
   token: async () => (await import('./commands/token.ts')).token,
+  maintenance: async () => (await import('./commands/maintenance.ts')).maintenance,
   openapi: async () => (await import('./commands/openapi.ts')).openapi,
 };
 

@@ -2,14 +2,17 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import client from 'prom-client';
-import { createAuthModule } from '../modules/auth/index.ts';
+import { type AuditEventInput, auditStatuses, createAuditQueries, recordAuditEvent } from '../modules/audit/index.ts';
+import { createAuthModule, createRoleChanges } from '../modules/auth/index.ts';
 import { createReadiness } from '../modules/health/readiness.ts';
 import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
 import { createRuntimeSampler } from '../modules/health/runtimeStats.ts';
+import { maintenanceMode, maintenanceStatuses } from '../modules/maintenance/index.ts';
 import { trackInstance } from '../modules/releases/index.ts';
+import { createSettingsModule, settingsStatuses } from '../modules/settings/index.ts';
 import { createNotificationListener } from '../platform/db/listener.ts';
 import { listMigrationFiles, migrationStatus } from '../platform/db/migrations.ts';
-import { createPool } from '../platform/db/pool.ts';
+import { type Queryable, createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import { registerPoolMetrics } from '../platform/metrics/dbPool.ts';
 import { createHttpMetrics, createRegistry } from '../platform/metrics/registry.ts';
@@ -47,7 +50,17 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     registers: [registry],
   }).set({ instance_id: instanceId, version: build.version }, 1);
 
-  const auth = await createAuthModule({ db: pool, listener, logger, jwtPrivateKey: config.jwtPrivateKey });
+  // Audit events commit with the change they record: each module passes its transaction.
+  const recordAudit = async (tx: Queryable, event: AuditEventInput) => void (await recordAuditEvent(tx, event));
+  // Loaded before serving: an instance started during maintenance starts in maintenance.
+  const settings = await createSettingsModule({ pool, listener, logger, recordAudit });
+  const auth = await createAuthModule({
+    db: pool,
+    listener,
+    logger,
+    jwtPrivateKey: config.jwtPrivateKey,
+    mfaPolicy: { opsRequireMfa: () => settings.reader.boolean('auth.ops_require_mfa') },
+  });
   const runtime = createRuntimeSampler();
   registerRuntimeMetrics(registry, runtime);
   const readiness = createReadiness(
@@ -62,6 +75,9 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     {
       db: pool,
       signingKey: auth.signingKey,
+      settings: settings.service,
+      audit: createAuditQueries(pool),
+      roles: createRoleChanges(pool, recordAudit),
       heartbeatSeconds: config.heartbeatSeconds,
       system: {
         instance: { id: instanceId, ...build, startedAt },
@@ -80,10 +96,17 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     logger,
     routes,
     guard: auth.guard,
-    statuses: [auth.statuses],
+    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses],
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
     draining: () => readiness.draining,
+    beforeRoutes: [
+      maintenanceMode({
+        enabled: () => settings.reader.boolean('maintenance.enabled'),
+        message: () => settings.reader.string('maintenance.message'),
+        retryAfterSeconds: () => settings.reader.duration('maintenance.retry_after'),
+      }),
+    ],
   });
   const server = app.listen({ port: config.port, host: config.host });
   await new Promise<void>((resolve, reject) => {
@@ -121,6 +144,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
       clearTimeout(timer);
       await tracker.stop();
       auth.close();
+      settings.close();
       runtime.stop();
       await listener.close();
       await pool.end().catch(() => undefined);

@@ -1,10 +1,12 @@
-import { authRoutes } from '../modules/auth/index.ts';
+import { type AuditQueries, auditRoutes } from '../modules/audit/index.ts';
+import { type RoleChanges, authRoutes, rolesRoutes } from '../modules/auth/index.ts';
 import type { SigningKey } from '../modules/auth/signingKeys.ts';
 import type { Readiness } from '../modules/health/readiness.ts';
 import { healthRoutes } from '../modules/health/routes.ts';
 import type { SystemDeps } from '../modules/health/system.ts';
 import { openApiRoutes } from '../modules/openapi/routes.ts';
 import { releasesRoutes } from '../modules/releases/index.ts';
+import { type SettingsService, settingsRoutes } from '../modules/settings/index.ts';
 import type { Queryable } from '../platform/db/pool.ts';
 import { buildOpenApiDocument } from '../platform/http/openapi.ts';
 import type { AnyRoute } from '../platform/http/route.ts';
@@ -14,6 +16,9 @@ export interface RouteDeps {
   db: Queryable;
   system: SystemDeps & { readiness: Readiness };
   signingKey: SigningKey;
+  settings: SettingsService;
+  audit: AuditQueries;
+  roles: RoleChanges;
   heartbeatSeconds: number;
 }
 
@@ -28,6 +33,9 @@ export function createRoutes(deps: RouteDeps, version: string): AnyRoute[] {
     ...healthRoutes(deps.system),
     ...releasesRoutes(deps.db, deps.heartbeatSeconds),
     ...authRoutes(deps),
+    ...settingsRoutes(deps),
+    ...auditRoutes(deps),
+    ...rolesRoutes(deps),
   ];
   let document: Record<string, unknown> | undefined;
   routes.push(...openApiRoutes(() => (document ??= buildOpenApiDocument(routes, { ...API_INFO, version }))));

@@ -1,3 +1,4 @@
+import { CLI_ACTOR, recordAuditEvent } from '../modules/audit/index.ts';
 import { createAccount, grantRoleToAccount } from '../modules/auth/service.ts';
 import { listAccounts } from '../modules/auth/store/accounts.ts';
 import { withTransaction } from '../platform/db/transaction.ts';
@@ -28,6 +29,13 @@ export async function accounts(flags: Flags): Promise<number> {
           const created = await createAccount(tx, email, password);
           for (const role of roles) {
             await grantRoleToAccount(tx, email, role);
+            await recordAuditEvent(tx, {
+              action: 'auth.role.granted',
+              actor: CLI_ACTOR,
+              resource: { type: 'account', id: created.id },
+              outcome: 'success',
+              metadata: { role, email: created.email },
+            });
           }
           return created;
         }),

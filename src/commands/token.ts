@@ -1,5 +1,5 @@
 import { loadConfig } from '../app/config.ts';
-import { createLogger } from '../platform/logging/logger.ts';
+import { CLI_ACTOR, recordAuditEvent } from '../modules/audit/index.ts';
 import { issueCliToken } from '../modules/auth/service.ts';
 import { loadSigningKey } from '../modules/auth/signingKeys.ts';
 import { type Flags, UsageError, flag, parseDurationSeconds, requiredFlag } from './args.ts';
@@ -7,7 +7,7 @@ import { withDatabase } from './database.ts';
 
 const MAX_TTL_SECONDS = 24 * 3600;
 
-/** `token issue --email E [--ttl 15m]`: prints a bearer token on stdout, nothing else. */
+/** `token issue --email E [--ttl 15m]`: prints a bearer token on stdout, nothing else; audited. */
 export async function token(flags: Flags): Promise<number> {
   if (flags.positional[0] !== 'issue') {
     throw new UsageError('usage: backplane token issue --email E [--ttl 15m]');
@@ -18,15 +18,19 @@ export async function token(flags: Flags): Promise<number> {
     throw new UsageError('--ttl must be a duration such as 15m or 1h, at most 24h');
   }
   const config = loadConfig();
-  const { account, issued } = await withDatabase(async (pool) => {
+  const issued = await withDatabase(async (pool) => {
     const key = await loadSigningKey(pool, config.jwtPrivateKey);
-    return issueCliToken(pool, key, email, ttl);
+    const result = await issueCliToken(pool, key, email, ttl);
+    // No token leaves without its trace: a failed audit write fails the command.
+    await recordAuditEvent(pool, {
+      action: 'auth.token.issued',
+      actor: CLI_ACTOR,
+      resource: { type: 'account', id: result.account.id },
+      outcome: 'success',
+      metadata: { email: result.account.email, ttl_seconds: ttl, methods: ['cli'] },
+    });
+    return result.issued;
   }, { migrate: true });
-  // Logged to stderr until audit events exist, so stdout stays just the token for scripts.
-  createLogger(config.logLevel, { role: 'cli' }, 2).info(
-    { action: 'auth.token.issued', account_id: account.id, ttl_seconds: ttl },
-    'token issued by command',
-  );
   console.log(issued.token);
   return 0;
 }

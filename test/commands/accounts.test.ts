@@ -34,7 +34,9 @@ test.serial('an operator made with the CLI gets a token that reads /ops/system',
   t.is(issued.code, 0, issued.stderr);
   const token = issued.stdout.trim();
   t.regex(token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
-  t.regex(issued.stderr, /auth\.token\.issued/);
+  const audited = await db.pool.query(`select actor_label, resource_id from audit_events where action = 'auth.token.issued'`);
+  t.is(audited.rowCount, 1);
+  t.is(audited.rows[0].actor_label, 'system:cli');
 
   const instance = await startTestInstance(db.url);
   try {

@@ -6,6 +6,7 @@ export const authStatuses = {
   role_exists: 409,
   role_not_found: 404,
   role_builtin: 409,
+  role_version_conflict: 409,
   unknown_permission: 422,
   invalid_role_name: 422,
   invalid_email: 422,

@@ -1,16 +1,24 @@
 import type { Context } from 'koa';
-import { forbidden, unauthenticated } from '../../platform/http/errors.ts';
+import { AppError, forbidden, unauthenticated } from '../../platform/http/errors.ts';
 import type { Actor } from '../../platform/http/route.ts';
 import type { RouteGuard } from '../../platform/http/router.ts';
 import type { AccessTokenClaims, VerifyFailure } from './accessTokens.ts';
 import type { GrantsCache } from './grantsCache.ts';
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/;
+/** Sign-in methods that prove a second factor; `cli` tokens come from an operator at the database. */
+const SECOND_FACTORS = new Set(['otp', 'recovery', 'cli']);
+
+/** The `auth.ops_require_mfa` setting, read from memory on every check. */
+export interface OpsMfaPolicy {
+  opsRequireMfa(): boolean;
+}
 
 /** Bearer authentication from the token alone, and authorisation from the in-memory grants. */
 export function createRouteGuard(
   verify: (token: string) => Promise<AccessTokenClaims | VerifyFailure>,
   grantsCache: GrantsCache,
+  mfaPolicy: OpsMfaPolicy,
 ): RouteGuard {
   return {
     async authenticate(ctx: Context): Promise<Actor> {
@@ -34,6 +42,9 @@ export function createRouteGuard(
     authorize(actor: Actor, permission: string): void {
       if (!grantsCache.has(actor.id, permission)) {
         throw forbidden(`The account lacks the permission ${permission}.`);
+      }
+      if (permission.startsWith('ops.') && mfaPolicy.opsRequireMfa() && !actor.methods.some((method) => SECOND_FACTORS.has(method))) {
+        throw new AppError('mfa_required', 'Ops permissions need a sign-in with a second factor (auth.ops_require_mfa is on).');
       }
     },
   };

@@ -4,7 +4,7 @@ import type { Queryable } from '../../platform/db/pool.ts';
 import { createTokenVerifier } from './accessTokens.ts';
 import { authStatuses } from './errors.ts';
 import { createGrantsCache } from './grantsCache.ts';
-import { createRouteGuard } from './guard.ts';
+import { type OpsMfaPolicy, createRouteGuard } from './guard.ts';
 import { loadSigningKey } from './signingKeys.ts';
 
 export interface AuthModuleDeps {
@@ -12,16 +12,20 @@ export interface AuthModuleDeps {
   listener: NotificationListener;
   logger: Logger;
   jwtPrivateKey: string | undefined;
+  mfaPolicy: OpsMfaPolicy;
 }
 
 export { authRoutes } from './routes.ts';
+export { rolesRoutes } from './rolesRoutes.ts';
+export { createRoleChanges, type RoleChanges, type RecordRoleAudit } from './roleChanges.ts';
+export type { OpsMfaPolicy } from './guard.ts';
 export { authStatuses } from './errors.ts';
 
 export async function createAuthModule(deps: AuthModuleDeps) {
   const signingKey = await loadSigningKey(deps.db, deps.jwtPrivateKey);
   const grantsCache = createGrantsCache(deps.db, deps.listener, deps.logger);
   await grantsCache.reload();
-  const guard = createRouteGuard(createTokenVerifier([signingKey.publicJwk]), grantsCache);
+  const guard = createRouteGuard(createTokenVerifier([signingKey.publicJwk]), grantsCache, deps.mfaPolicy);
   return {
     guard,
     signingKey,

@@ -24,12 +24,21 @@ export function checkPermissions(permissions: string[]): void {
   }
 }
 
-export async function createRole(db: Queryable, name: string, permissions: string[]): Promise<Role> {
+export function checkRoleName(name: string): void {
   if (!ROLE_NAME.test(name)) {
     throw new AuthError('invalid_role_name', 'Role names are 2–63 lowercase letters, digits or underscores.');
   }
+}
+
+/** A role's permissions as stored: known ones only, each once, sorted. */
+export function normalizePermissions(permissions: string[]): string[] {
   checkPermissions(permissions);
-  return insertRole(db, name, [...new Set(permissions)].sort());
+  return [...new Set(permissions)].sort();
+}
+
+export async function createRole(db: Queryable, name: string, permissions: string[]): Promise<Role> {
+  checkRoleName(name);
+  return insertRole(db, name, normalizePermissions(permissions));
 }
 
 export async function grantRoleToAccount(db: Queryable, email: string, roleName: string): Promise<Account> {

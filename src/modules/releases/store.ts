@@ -61,7 +61,7 @@ export interface InstanceRow {
   running: boolean;
 }
 
-// Newest first. Running: not stopped and seen within three heartbeats, judged on the database clock.
+// Newest first by the id column (its text alias would sort 10 before 9). Running: not stopped and seen within three heartbeats, judged on the database clock.
 const selectInstancesSql = `
 select id::text, instance_id, version, commit, build_time, modified, runtime_version, host, pid,
        started_at, last_seen_at, stopped_at,
@@ -70,7 +70,7 @@ from release_instances
 where ($2::bigint is null or id < $2)
   and ($3::boolean is null
        or $3 = (stopped_at is null and last_seen_at > now() - make_interval(secs => $1)))
-order by id desc
+order by release_instances.id desc
 limit $4`;
 
 export interface InstancePageQuery {

@@ -100,3 +100,11 @@ export async function loadGrants(db: Queryable): Promise<Map<string, string[]>> 
   }
   return byAccount;
 }
+
+// Serialises writers of one role name, including its creation, when no row exists to lock yet.
+const lockRoleSql = `
+select pg_advisory_xact_lock(hashtextextended('backplane.roles:' || $1, 0))`;
+
+export async function lockRole(tx: Queryable, name: string): Promise<void> {
+  await tx.query(lockRoleSql, [name]);
+}

@@ -1,0 +1,6 @@
+export { recordAuditEvent, CLI_ACTOR, type AuditEventInput } from './record.ts';
+export { prepareMetadata, isSensitiveKey } from './redaction.ts';
+export { createAuditQueries, type AuditQueries } from './queries.ts';
+export { purgeAuditEventBatch } from './store.ts';
+export { auditRoutes } from './routes.ts';
+export { auditStatuses } from './errors.ts';

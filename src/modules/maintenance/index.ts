@@ -1,0 +1,1 @@
+export { maintenanceMode, maintenanceStatuses, isOpenDuringMaintenance, DEFAULT_MAINTENANCE_MESSAGE, type MaintenanceSettings } from './middleware.ts';
