@@ -2,6 +2,7 @@ import { authRoutes } from '../modules/auth/index.ts';
 import type { SigningKey } from '../modules/auth/signingKeys.ts';
 import type { Readiness } from '../modules/health/readiness.ts';
 import { healthRoutes } from '../modules/health/routes.ts';
+import { type JobsServiceDeps, jobsRoutes } from '../modules/jobs/index.ts';
 import type { SystemDeps } from '../modules/health/system.ts';
 import { openApiRoutes } from '../modules/openapi/routes.ts';
 import { releasesRoutes } from '../modules/releases/index.ts';
@@ -15,6 +16,7 @@ export interface RouteDeps {
   system: SystemDeps & { readiness: Readiness };
   signingKey: SigningKey;
   heartbeatSeconds: number;
+  jobs: JobsServiceDeps;
 }
 
 export const API_INFO = {
@@ -28,6 +30,7 @@ export function createRoutes(deps: RouteDeps, version: string): AnyRoute[] {
     ...healthRoutes(deps.system),
     ...releasesRoutes(deps.db, deps.heartbeatSeconds),
     ...authRoutes(deps),
+    ...jobsRoutes(deps.jobs),
   ];
   let document: Record<string, unknown> | undefined;
   routes.push(...openApiRoutes(() => (document ??= buildOpenApiDocument(routes, { ...API_INFO, version }))));
