@@ -55,6 +55,7 @@ export function startJobScheduler(options: JobSchedulerOptions): JobScheduler {
   let ticking: Promise<void> | undefined;
   let again = false;
   let stopped = false;
+  let failing = false;
 
   async function scheduleSlot(job: RegisteredJob, row: DefinitionRow): Promise<number | undefined> {
     if (row.scheduled_since === null) {
@@ -117,8 +118,16 @@ export function startJobScheduler(options: JobSchedulerOptions): JobScheduler {
       let wait = maxTickMs;
       try {
         wait = await tick();
+        if (failing) {
+          failing = false;
+          logger.info('job scheduler ticks again');
+        }
       } catch (error) {
-        logger.warn({ err: error }, 'job scheduler tick failed; retrying');
+        // Once per outage, not once a second.
+        if (!failing) {
+          failing = true;
+          logger.warn({ err: error }, 'job scheduler tick failed; retrying every second');
+        }
       }
       ticking = undefined;
       if (!stopped) {

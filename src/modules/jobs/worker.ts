@@ -57,6 +57,7 @@ export function startJobWorkers(options: JobWorkersOptions): JobWorkers {
   const idle = waiter();
   const claimRequest = { instanceId: options.instanceId, queues: options.queues, jobs: options.jobs.names(), leaseSeconds: options.leaseSeconds };
   let stopping = false;
+  let claimsFailing = false;
 
   async function claimAndRun(): Promise<boolean> {
     let claimed;
@@ -64,10 +65,15 @@ export function startJobWorkers(options: JobWorkersOptions): JobWorkers {
       claimed = await claimRun(db, claimRequest);
     } catch (error) {
       // Two workers took two runs of one job at once; the unique index turned the second away.
-      if (pgCode(error) !== PG.uniqueViolation) {
-        logger.warn({ err: error }, 'claiming a job run failed; retrying');
+      if (pgCode(error) !== PG.uniqueViolation && !claimsFailing) {
+        claimsFailing = true;
+        logger.warn({ err: error }, 'claiming job runs failed; retrying');
       }
       return false;
+    }
+    if (claimsFailing) {
+      claimsFailing = false;
+      logger.info('claiming job runs works again');
     }
     if (!claimed) {
       return false;
@@ -109,7 +115,8 @@ export function startJobWorkers(options: JobWorkersOptions): JobWorkers {
     }
   });
   options.listener.onConnected(() => idle.wakeAll());
-  const loops = Array.from({ length: options.workers }, () => loop());
+  // Without any job in code there is nothing to claim; the instance still announces its queues.
+  const loops = claimRequest.jobs.length > 0 ? Array.from({ length: options.workers }, () => loop()) : [];
 
   return {
     async stop(drainMs) {

@@ -8,7 +8,7 @@ import { accountWithToken, bearer } from '../../support/tokens.ts';
 
 let db: TestDatabase;
 let instance: RunningInstance;
-let admin: { id: string; token: string };
+let admin: { id: string; email: string; token: string };
 let viewer: string;
 
 test.before(async () => {
