@@ -13,9 +13,10 @@ let viewer: string;
 
 test.before(async () => {
   db = await createTestDatabase();
-  instance = await startTestInstance(db.url, { APP_TEST_JOBS: '1', APP_JOB_WORKERS: '2' });
+  // Accounts first: the instance loads their grants as it starts, with no notification to wait for.
   admin = await accountWithToken(db.pool, { roles: ['platform_admin'] });
   viewer = (await accountWithToken(db.pool, { roles: ['ops_viewer'] })).token;
+  instance = await startTestInstance(db.url, { APP_TEST_JOBS: '1', APP_JOB_WORKERS: '2' });
 });
 
 test.after.always(async () => {
