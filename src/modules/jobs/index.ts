@@ -14,6 +14,7 @@ export { defineJob, type JobContext, type JobDefinition } from './definitions.ts
 export { jobsStatuses } from './errors.ts';
 export type { JobDefinitionChangeEvent, JobsServiceDeps, RecordJobDefinitionChange } from './ports.ts';
 export { jobsRoutes } from './routes.ts';
+export { purgeDefinitionHistory, purgeFinishedRuns } from './store/purge.ts';
 
 export interface JobsModuleDeps {
   pool: pg.Pool;
