@@ -9,6 +9,12 @@ export interface Config {
   dataDir: string;
   instances: number;
   jobWorkers: number;
+  /** Queues this instance's job workers consume. */
+  jobQueues: string[];
+  /** How long a claimed job run stays this instance's without a renewal; another instance takes it over after. */
+  jobLeaseSeconds: number;
+  /** Adds the test job definitions (never in production). */
+  testJobs: boolean;
   taskThreads: number;
   metricsPort: number;
   drainTimeoutMs: number;
@@ -40,6 +46,28 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return Number(raw);
 }
 
+const QUEUE_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+
+function queueList(env: Env, name: string): string[] {
+  const raw = env[name]?.trim();
+  if (!raw) {
+    return ['default'];
+  }
+  const queues = raw.split(',').map((queue) => queue.trim());
+  if (queues.some((queue) => !QUEUE_NAME.test(queue))) {
+    throw new ConfigError(`${name} must be a comma-separated list of queue names (lowercase letters, digits, _)`);
+  }
+  return [...new Set(queues)];
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = env[name]?.trim() ?? '';
+  if (!['', '0', '1'].includes(raw)) {
+    throw new ConfigError(`${name} must be 1 or 0`);
+  }
+  return raw === '1';
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -63,6 +91,11 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('APP_PUBLIC_URL must be an absolute URL');
   }
   const drainSeconds = integer(env, 'APP_DRAIN_TIMEOUT_SECONDS', 10, 1, 600);
+  const production = env.NODE_ENV === 'production';
+  const testJobs = flag(env, 'APP_TEST_JOBS');
+  if (testJobs && production) {
+    throw new ConfigError('APP_TEST_JOBS must not be set in production: it adds jobs that exist only for tests');
+  }
   return {
     host: env.HOST || '0.0.0.0',
     port,
@@ -70,6 +103,9 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(env.APP_DATA_DIR || '.data'),
     instances: integer(env, 'APP_INSTANCES', availableParallelism(), 1, 64),
     jobWorkers: integer(env, 'APP_JOB_WORKERS', 1, 0, 64),
+    jobQueues: queueList(env, 'APP_JOB_QUEUES'),
+    jobLeaseSeconds: integer(env, 'APP_JOB_LEASE_SECONDS', 30, 2, 3600),
+    testJobs,
     taskThreads: integer(env, 'APP_TASK_THREADS', 2, 1, 64),
     metricsPort,
     drainTimeoutMs: drainSeconds * 1000,
@@ -81,6 +117,6 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl.replace(/\/$/, ''),
     oidcProviders: env.APP_OIDC_PROVIDERS || undefined,
     logLevel,
-    production: env.NODE_ENV === 'production',
+    production,
   };
 }

@@ -7,6 +7,7 @@ import { createAuthModule, createRoleChanges } from '../modules/auth/index.ts';
 import { createReadiness } from '../modules/health/readiness.ts';
 import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
 import { createRuntimeSampler } from '../modules/health/runtimeStats.ts';
+import { createJobsModule } from '../modules/jobs/index.ts';
 import { maintenanceMode, maintenanceStatuses } from '../modules/maintenance/index.ts';
 import { trackInstance } from '../modules/releases/index.ts';
 import { createSettingsModule, settingsStatuses } from '../modules/settings/index.ts';
@@ -16,9 +17,11 @@ import { type Queryable, createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import { registerPoolMetrics } from '../platform/metrics/dbPool.ts';
 import { createHttpMetrics, createRegistry } from '../platform/metrics/registry.ts';
+import { createTaskPool } from '../platform/tasks/pool.ts';
 import { loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
 import { createHttpApp } from './http.ts';
+import { jobDefinitions, logJobDefinitionChanges } from './jobs.ts';
 import { createRoutes } from './routes.ts';
 
 export interface RunningInstance {
@@ -69,7 +72,20 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
   );
   const migrationFiles = listMigrationFiles();
   const latestMigration = Math.max(0, ...migrationFiles.map((file) => file.version));
-  const jobs = { workers: config.jobWorkers, queues: config.jobWorkers > 0 ? ['default'] : [] };
+  const tasks = createTaskPool({ threads: config.taskThreads, closeTimeoutMs: config.drainTimeoutMs, registry, logger });
+  const jobs = createJobsModule({
+    pool,
+    listener,
+    logger,
+    registry,
+    runTask: tasks.runTask,
+    instanceId,
+    definitions: jobDefinitions(config),
+    workers: config.jobWorkers,
+    queues: config.jobQueues,
+    leaseSeconds: config.jobLeaseSeconds,
+    recordDefinitionChange: logJobDefinitionChanges(logger),
+  });
 
   const routes = createRoutes(
     {
@@ -79,12 +95,13 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
       audit: createAuditQueries(pool),
       roles: createRoleChanges(pool, recordAudit),
       heartbeatSeconds: config.heartbeatSeconds,
+      jobs: jobs.service,
       system: {
         instance: { id: instanceId, ...build, startedAt },
         pool,
         readiness,
         runtime,
-        jobs,
+        jobs: jobs.workerInfo,
         latestMigration,
         readMigrations: () => migrationStatus(pool, migrationFiles),
       },
@@ -96,7 +113,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     logger,
     routes,
     guard: auth.guard,
-    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses],
+    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses],
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
     draining: () => readiness.draining,
@@ -130,6 +147,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     logger,
     config.heartbeatSeconds * 1000,
   );
+  jobs.start();
   logger.info({ port, version: build.version, commit: build.commit }, 'instance started');
 
   let draining: Promise<void> | undefined;
@@ -140,8 +158,10 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.drainTimeoutMs);
-      await closed;
+      // Requests and job runs drain side by side, each within the drain timeout.
+      await Promise.all([closed, jobs.stop(config.drainTimeoutMs)]);
       clearTimeout(timer);
+      await tasks.close();
       await tracker.stop();
       auth.close();
       settings.close();

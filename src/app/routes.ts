@@ -3,6 +3,7 @@ import { type RoleChanges, authRoutes, rolesRoutes } from '../modules/auth/index
 import type { SigningKey } from '../modules/auth/signingKeys.ts';
 import type { Readiness } from '../modules/health/readiness.ts';
 import { healthRoutes } from '../modules/health/routes.ts';
+import { type JobsServiceDeps, jobsRoutes } from '../modules/jobs/index.ts';
 import type { SystemDeps } from '../modules/health/system.ts';
 import { openApiRoutes } from '../modules/openapi/routes.ts';
 import { releasesRoutes } from '../modules/releases/index.ts';
@@ -20,6 +21,7 @@ export interface RouteDeps {
   audit: AuditQueries;
   roles: RoleChanges;
   heartbeatSeconds: number;
+  jobs: JobsServiceDeps;
 }
 
 export const API_INFO = {
@@ -36,6 +38,7 @@ export function createRoutes(deps: RouteDeps, version: string): AnyRoute[] {
     ...settingsRoutes(deps),
     ...auditRoutes(deps),
     ...rolesRoutes(deps),
+    ...jobsRoutes(deps.jobs),
   ];
   let document: Record<string, unknown> | undefined;
   routes.push(...openApiRoutes(() => (document ??= buildOpenApiDocument(routes, { ...API_INFO, version }))));

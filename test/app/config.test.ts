@@ -27,3 +27,16 @@ for (const [name, value] of [
 test('metrics are never served on the API port', (t) => {
   t.throws(() => loadConfig({ PORT: '9000', APP_METRICS_PORT: '9000' }), { message: /APP_METRICS_PORT/ });
 });
+
+test('job queues, lease and test jobs are read and checked', (t) => {
+  t.deepEqual(loadConfig({}).jobQueues, ['default']);
+  t.deepEqual(loadConfig({ APP_JOB_QUEUES: 'default, reports,default' }).jobQueues, ['default', 'reports']);
+  t.is(loadConfig({}).jobLeaseSeconds, 30);
+  t.false(loadConfig({}).testJobs);
+  t.true(loadConfig({ APP_TEST_JOBS: '1' }).testJobs);
+  t.throws(() => loadConfig({ APP_JOB_QUEUES: 'Reports' }), { message: /APP_JOB_QUEUES/ });
+  t.throws(() => loadConfig({ APP_JOB_QUEUES: 'a,,b' }), { message: /APP_JOB_QUEUES/ });
+  t.throws(() => loadConfig({ APP_JOB_LEASE_SECONDS: '1' }), { message: /APP_JOB_LEASE_SECONDS/ });
+  t.throws(() => loadConfig({ APP_TEST_JOBS: 'yes' }), { message: /APP_TEST_JOBS/ });
+  t.throws(() => loadConfig({ APP_TEST_JOBS: '1', NODE_ENV: 'production' }), { message: /APP_TEST_JOBS/ });
+});

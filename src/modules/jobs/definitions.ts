@@ -1,0 +1,102 @@
+import type { Logger } from 'pino';
+import type { Queryable } from '../../platform/db/pool.ts';
+import type { RunTask } from '../../platform/tasks/pool.ts';
+import { type Schedule, parseSchedule } from './schedule.ts';
+
+/** What a job handler is given for one attempt of one run. */
+export interface JobContext {
+  /** The instance's pool; handlers open transactions on it as they need. */
+  db: Queryable;
+  /** Heavy work goes to the instance's worker threads, as plain data. */
+  runTask: RunTask;
+  /** Aborted on timeout, on shutdown past the drain timeout, and when another instance took the run over. */
+  signal: AbortSignal;
+  logger: Logger;
+  run: { id: string; job: string; trigger: 'schedule' | 'manual'; slot: Date | null; attempt: number; maxAttempts: number };
+}
+
+/** A job as its module declares it in code; operators override `enabled` and `schedule` only. */
+export interface JobDefinition {
+  name: string;
+  description: string;
+  /** 5-field cron (UTC), a descriptor such as @hourly, or `@every 30s|5m|1h`. */
+  schedule: string;
+  /** Default true. */
+  enabled?: boolean;
+  timeoutSeconds: number;
+  maxAttempts: number;
+  /** Default `default`. */
+  queue?: string;
+  handler(context: JobContext): Promise<void>;
+}
+
+/** A definition checked at start-up, with its defaults filled in and its schedule parsed. */
+export interface RegisteredJob {
+  name: string;
+  description: string;
+  schedule: Schedule;
+  enabled: boolean;
+  timeoutSeconds: number;
+  maxAttempts: number;
+  queue: string;
+  handler(context: JobContext): Promise<void>;
+}
+
+export interface JobRegistry {
+  list(): RegisteredJob[];
+  get(name: string): RegisteredJob | undefined;
+  names(): string[];
+}
+
+export const JOB_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+export const QUEUE_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+
+/** Declares a job; the registry checks it when the instance starts. */
+export function defineJob(definition: JobDefinition): JobDefinition {
+  return definition;
+}
+
+/** Checks every definition once; a bad one stops start-up, naming the job. */
+export function createJobRegistry(definitions: JobDefinition[]): JobRegistry {
+  const jobs = new Map<string, RegisteredJob>();
+  for (const definition of definitions) {
+    const problem = (what: string) => new Error(`job ${definition.name}: ${what}`);
+    if (!JOB_NAME.test(definition.name)) {
+      throw problem('the name must be lowercase letters, digits and _');
+    }
+    if (jobs.has(definition.name)) {
+      throw problem('defined twice');
+    }
+    if (!Number.isInteger(definition.timeoutSeconds) || definition.timeoutSeconds < 1 || definition.timeoutSeconds > 86_400) {
+      throw problem('timeoutSeconds must be a whole number from 1 to 86400');
+    }
+    if (!Number.isInteger(definition.maxAttempts) || definition.maxAttempts < 1 || definition.maxAttempts > 100) {
+      throw problem('maxAttempts must be a whole number from 1 to 100');
+    }
+    const queue = definition.queue ?? 'default';
+    if (!QUEUE_NAME.test(queue)) {
+      throw problem('the queue name must be lowercase letters, digits and _');
+    }
+    let schedule: Schedule;
+    try {
+      schedule = parseSchedule(definition.schedule);
+    } catch (error) {
+      throw problem(`invalid schedule: ${(error as Error).message}`);
+    }
+    jobs.set(definition.name, {
+      name: definition.name,
+      description: definition.description,
+      schedule,
+      enabled: definition.enabled ?? true,
+      timeoutSeconds: definition.timeoutSeconds,
+      maxAttempts: definition.maxAttempts,
+      queue,
+      handler: definition.handler,
+    });
+  }
+  return {
+    list: () => [...jobs.values()],
+    get: (name) => jobs.get(name),
+    names: () => [...jobs.keys()],
+  };
+}

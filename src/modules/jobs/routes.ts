@@ -1,0 +1,71 @@
+import { defineRoute } from '../../platform/http/route.ts';
+import { changeDefinition } from './changeDefinition.ts';
+import { listDefinitions, listRuns } from './listings.ts';
+import { describeJobs } from './overview.ts';
+import type { JobsServiceDeps } from './ports.ts';
+import { requestRun } from './requestRun.ts';
+import { Definition, DefinitionChange, DefinitionList, JobParams, Overview, Run, RunPage, RunsQuery } from './schemas.ts';
+
+export function jobsRoutes(deps: JobsServiceDeps) {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/ops/jobs/overview',
+      permission: 'ops.jobs.read',
+      tag: 'ops',
+      summary: 'Jobs at a glance: next and last runs, the last day by state, queues and their consumers, failing jobs',
+      description: 'Each underlying query is bounded by 5 s (503 `jobs_query_timeout`).',
+      responses: { 200: Overview },
+      problems: ['jobs_query_timeout'],
+      handler: () => describeJobs(deps),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/ops/jobs/definitions',
+      permission: 'ops.jobs.read',
+      tag: 'ops',
+      summary: 'Job definitions: the configuration in force, the code defaults and the next run',
+      responses: { 200: DefinitionList },
+      handler: () => listDefinitions(deps),
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/ops/jobs/definitions/{job}',
+      permission: 'ops.jobs.write',
+      tag: 'ops',
+      summary: 'Enable, disable or reschedule a job, with a reason',
+      description:
+        'Only the fields sent change; null returns a field to its code default. Disabling lets a running run finish and creates no new slots; ' +
+        're-enabling or rescheduling counts slots from now on. Every instance follows within a second. Recorded in the job history and audited as `jobs.definition.changed`.',
+      params: JobParams,
+      body: DefinitionChange,
+      responses: { 200: Definition },
+      problems: ['job_not_found', 'job_reason_required', 'invalid_job_schedule'],
+      handler: ({ params, body, request }) => changeDefinition(deps, params.job, body, request),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/ops/jobs/definitions/{job}/run',
+      permission: 'ops.jobs.run',
+      tag: 'ops',
+      summary: 'Queue a run of a job now',
+      description: 'Refused while a run of the job is queued or running, or within a minute after its last run finished (429 `job_run_limited`).',
+      params: JobParams,
+      status: 202,
+      responses: { 202: Run },
+      problems: ['job_not_found', 'job_definition_disabled', 'job_run_limited'],
+      handler: ({ params, request }) => requestRun(deps, params.job, request),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/ops/jobs/runs',
+      permission: 'ops.jobs.read',
+      tag: 'ops',
+      summary: 'Job runs, newest first, by job and state',
+      query: RunsQuery,
+      responses: { 200: RunPage },
+      problems: ['jobs_query_timeout'],
+      handler: ({ query }) => listRuns(deps, query),
+    }),
+  ];
+}

@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { JOB_NAME } from './definitions.ts';
+import { MAX_SCHEDULE_LENGTH } from './schedule.ts';
+import { RUN_STATES } from './store/reads.ts';
+
+const int = () => z.number().int();
+const timestamp = () => z.string().describe('RFC 3339 date-time');
+const RunState = z.enum(RUN_STATES);
+
+export const JobName = z.string().regex(JOB_NAME, 'must be a job name: lowercase letters, digits and _');
+export const JobParams = z.object({ job: JobName });
+
+export const Run = z.object({
+  id: z.string(),
+  job: z.string(),
+  trigger: z.enum(['schedule', 'manual']).describe('schedule: a slot of the schedule; manual: asked for through the run endpoint'),
+  slot: timestamp().nullable().describe('The scheduled instant; null for a manual run'),
+  queue: z.string(),
+  state: RunState,
+  attempts: int(),
+  max_attempts: int(),
+  run_after: timestamp().describe('When a queued run becomes due (later than now while it waits to retry)'),
+  lease_expires_at: timestamp().nullable().describe('While running: when another instance may take the run over'),
+  instance_id: z.string().nullable().describe('The instance that ran the latest attempt'),
+  requested_by: z.string().nullable().describe('Account id that asked for a manual run'),
+  error: z.string().nullable().describe('Summary of the latest failed attempt: a code and a short message'),
+  created_at: timestamp(),
+  started_at: timestamp().nullable().describe('Start of the latest attempt'),
+  finished_at: timestamp().nullable(),
+  duration_ms: int().nullable(),
+});
+
+export const RunPage = z.object({ runs: z.array(Run), next_cursor: z.string().optional() });
+
+export const RunsQuery = z.strictObject({
+  job: JobName.optional(),
+  state: RunState.optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page').optional(),
+});
+
+const Config = z.object({ enabled: z.boolean(), schedule: z.string() });
+
+export const Definition = z.object({
+  name: z.string(),
+  description: z.string(),
+  queue: z.string(),
+  timeout_seconds: int(),
+  max_attempts: int(),
+  enabled: z.boolean(),
+  schedule: z.string().describe('5-field cron in UTC, a descriptor such as @hourly, or @every Ns|Nm|Nh'),
+  defaults: Config.describe('The values in code, in force where no operator override exists'),
+  modified: z.boolean().describe('True when an operator override is in force'),
+  invalid_override: z.boolean().describe('True when a stored schedule no longer parses and the code schedule is used'),
+  version: int(),
+  updated_at: timestamp().nullable(),
+  updated_by: z.string().nullable(),
+  next_run_at: timestamp().nullable().describe('Next slot of the schedule; null while disabled'),
+});
+
+export const DefinitionList = z.object({ definitions: z.array(Definition) });
+
+export const DefinitionChange = z
+  .strictObject({
+    enabled: z.boolean().nullable().optional().describe('false disables the job: its running run finishes, no new slots run; null returns to the code default'),
+    schedule: z.string().max(MAX_SCHEDULE_LENGTH).nullable().optional().describe('null returns to the code default'),
+    reason: z.string().max(500).optional().describe('Why; required'),
+  })
+  .refine((body) => body.enabled !== undefined || body.schedule !== undefined, { message: 'must carry enabled or schedule' });
+
+const LastRun = z.object({
+  id: z.string(),
+  trigger: z.enum(['schedule', 'manual']),
+  state: RunState,
+  attempts: int(),
+  instance_id: z.string().nullable(),
+  started_at: timestamp(),
+  finished_at: timestamp().nullable(),
+  duration_ms: int().nullable(),
+  error: z.string().nullable(),
+});
+
+const OverviewJob = z.object({
+  name: z.string(),
+  queue: z.string(),
+  enabled: z.boolean(),
+  schedule: z.string(),
+  next_run_at: timestamp().nullable(),
+  last_run: LastRun.nullable().describe('The newest run that has started'),
+  last_24h: z.object({ queued: int(), running: int(), succeeded: int(), failed: int() }).describe('Runs created in the last 24 hours, by state'),
+});
+
+export const Overview = z.object({
+  generated_at: timestamp().describe('Database clock'),
+  jobs: z.array(OverviewJob),
+  queues: z.array(
+    z.object({
+      name: z.string(),
+      instances: z.array(z.string()).describe('Ids of running instances whose workers consume the queue'),
+      workers: int().describe('Job workers of those instances'),
+      running: int(),
+      queued: int(),
+    }),
+  ),
+  failing: z.array(OverviewJob).describe('Jobs whose last run failed'),
+});

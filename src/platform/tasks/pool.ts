@@ -1,0 +1,113 @@
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { Logger } from 'pino';
+import client from 'prom-client';
+import { type TaskRef, TaskError } from './task.ts';
+import type { ThreadReply, ThreadRequest } from './thread.ts';
+
+export interface TaskPool {
+  /** Runs a task on a worker thread; aborting the signal stops the thread running it. */
+  runTask<I, O>(task: TaskRef<I, O>, input: I, options?: { signal?: AbortSignal }): Promise<O>;
+  readonly threads: number;
+  /** Tasks waiting for a free thread. */
+  readonly queueDepth: number;
+  /** Takes no more tasks, waits for running ones up to the close timeout, then stops the threads. */
+  close(): Promise<void>;
+}
+
+export type RunTask = TaskPool['runTask'];
+
+export interface TaskPoolOptions {
+  threads: number;
+  /** Bound on waiting for running tasks at close. */
+  closeTimeoutMs: number;
+  registry: client.Registry;
+  logger: Logger;
+}
+
+const threadFile = new URL(`./thread${extname(fileURLToPath(import.meta.url))}`, import.meta.url).href;
+
+/**
+ * Node 20 keeps tsx's module hooks on the main thread, so when running from source each thread
+ * registers them itself before loading TypeScript; built code needs nothing.
+ */
+function threadExecArgv(): string[] {
+  if (!import.meta.url.endsWith('.ts')) {
+    return process.execArgv;
+  }
+  const register = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register();`;
+  return [...process.execArgv, '--import', `data:text/javascript,${encodeURIComponent(register)}`];
+}
+
+/** One piscina pool per instance, with task durations and queue depth as metrics. */
+export function createTaskPool(options: TaskPoolOptions): TaskPool {
+  const pool = new Piscina<ThreadRequest, ThreadReply>({
+    filename: threadFile,
+    minThreads: 0,
+    maxThreads: options.threads,
+    idleTimeout: 60_000,
+    closeTimeout: options.closeTimeoutMs,
+    execArgv: threadExecArgv(),
+  });
+  pool.on('error', (error: unknown) => options.logger.warn({ err: error }, 'task pool error'));
+  let running = 0;
+  const duration = new client.Histogram({
+    name: 'backplane_task_duration_seconds',
+    help: 'Worker-thread tasks by task name and outcome, from submission to result',
+    labelNames: ['task', 'outcome'],
+    buckets: [0.005, 0.025, 0.1, 0.5, 1, 5, 15, 60, 300],
+    registers: [options.registry],
+  });
+  new client.Gauge({
+    name: 'backplane_task_queue_depth',
+    help: 'Tasks waiting for a free worker thread',
+    registers: [options.registry],
+    collect() {
+      this.set(pool.queueSize);
+    },
+  });
+  new client.Gauge({
+    name: 'backplane_tasks_running',
+    help: 'Tasks submitted and not yet finished, waiting or on a thread',
+    registers: [options.registry],
+    collect() {
+      this.set(running);
+    },
+  });
+
+  return {
+    async runTask<I, O>(task: TaskRef<I, O>, input: I, runOptions: { signal?: AbortSignal } = {}): Promise<O> {
+      const started = performance.now();
+      running += 1;
+      let outcome = 'error';
+      try {
+        let reply: ThreadReply;
+        try {
+          reply = await pool.run({ file: task.file, exportName: task.exportName, input }, { signal: runOptions.signal ?? null });
+        } catch (error) {
+          const aborted = (error as { name?: string }).name === 'AbortError';
+          throw new TaskError(task.name, {
+            code: aborted ? 'task_aborted' : 'task_failed',
+            message: aborted ? 'the task was stopped before it finished' : 'the worker thread failed to run the task',
+          });
+        }
+        if (!reply.ok) {
+          throw new TaskError(task.name, reply.error);
+        }
+        outcome = 'ok';
+        return reply.output as O;
+      } finally {
+        running -= 1;
+        duration.observe({ task: task.name, outcome }, (performance.now() - started) / 1000);
+      }
+    },
+    get threads() {
+      return options.threads;
+    },
+    get queueDepth() {
+      return pool.queueSize;
+    },
+    close: () => pool.close(),
+  };
+}
