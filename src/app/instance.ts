@@ -21,7 +21,7 @@ import { createTaskPool } from '../platform/tasks/pool.ts';
 import { loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
 import { createHttpApp } from './http.ts';
-import { jobDefinitions, logJobDefinitionChanges } from './jobs.ts';
+import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
 import { createRoutes } from './routes.ts';
 
 export interface RunningInstance {
@@ -84,7 +84,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     workers: config.jobWorkers,
     queues: config.jobQueues,
     leaseSeconds: config.jobLeaseSeconds,
-    recordDefinitionChange: logJobDefinitionChanges(logger),
+    recordDefinitionChange: auditJobDefinitionChanges(),
   });
 
   const routes = createRoutes(

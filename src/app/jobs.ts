@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import { recordAuditEvent } from '../modules/audit/index.ts';
 import type { JobDefinition, RecordJobDefinitionChange } from '../modules/jobs/index.ts';
 import type { Config } from './config.ts';
 import { testJobDefinitions } from './testJobs.ts';
@@ -8,22 +8,18 @@ export function jobDefinitions(config: Config): JobDefinition[] {
   return [...(config.testJobs ? testJobDefinitions() : [])];
 }
 
-/** Until the audit module is wired in, a definition change is logged as its audit event. */
-export function logJobDefinitionChanges(logger: Logger): RecordJobDefinitionChange {
-  return async (_tx, event) => {
-    logger.info(
-      {
-        event: 'jobs.definition.changed',
-        actor_id: event.actor?.id,
-        job: event.job,
-        before: event.before,
-        after: event.after,
-        reason: event.reason,
-        request_id: event.requestId,
-        client_address: event.clientAddress,
-        user_agent: event.userAgent,
-      },
-      'audit event',
-    );
+/** A definition change becomes the audit event `jobs.definition.changed`, in the change's transaction. */
+export function auditJobDefinitionChanges(): RecordJobDefinitionChange {
+  return async (tx, event) => {
+    await recordAuditEvent(tx, {
+      actor: event.actor ? { kind: event.actor.kind, id: event.actor.id, label: event.actor.label } : { kind: 'anonymous' },
+      action: 'jobs.definition.changed',
+      resource: { type: 'job_definition', id: event.job },
+      outcome: 'success',
+      requestId: event.requestId,
+      clientAddress: event.clientAddress,
+      userAgent: event.userAgent,
+      metadata: { before: event.before, after: event.after, reason: event.reason },
+    });
   };
 }

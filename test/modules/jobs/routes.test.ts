@@ -120,6 +120,11 @@ test('a change is recorded with its reason and actor; a change to nothing new re
   t.truthy(history.rows[0].request_id);
   t.truthy(history.rows[0].client_address);
   t.like(await definitionRow('test_timeout'), { enabled: null, schedule: null });
+  const audit = await db.pool.query(
+    `select actor_id, outcome, metadata from audit_events where action = 'jobs.definition.changed' and resource_id = 'test_timeout' order by id`,
+  );
+  t.is(audit.rowCount, 2);
+  t.like(audit.rows[0], { actor_id: admin.id, outcome: 'success', metadata: { reason: 'less often', after: { schedule: '@every 6h' } } });
 });
 
 test.serial('run now: 202 with the queued run, 429 while it is queued or running and for a minute after, 409 when disabled', async (t) => {
