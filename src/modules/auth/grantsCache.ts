@@ -2,13 +2,21 @@ import type { Logger } from 'pino';
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import { grants } from './permissions.ts';
-import { loadGrants } from './store/roles.ts';
+import { loadAccountGrants, loadGrants } from './store/roles.ts';
+import { withTimeout } from '../../platform/time.ts';
 
 export const PERMISSIONS_CHANNEL = 'backplane_permissions';
 const FULL_RELOAD_MS = 5 * 60_000;
+const CONFIRM_INTERVAL_MS = 250;
+const CONFIRM_TIMEOUT_MS = 2_000;
 
 export interface GrantsCache {
   has(accountId: string, permission: string): boolean;
+  /**
+   * Like has(), but a denial is confirmed against the database (at most every 250 ms per
+   * account), so a grant applies to the very next request even before its NOTIFY arrives.
+   */
+  confirm(accountId: string, permission: string): Promise<boolean>;
   reload(): Promise<void>;
   close(): void;
 }
@@ -19,6 +27,7 @@ export interface GrantsCache {
  */
 export function createGrantsCache(db: Queryable, listener: NotificationListener, logger: Logger): GrantsCache {
   let byAccount = new Map<string, string[]>();
+  const lastConfirmed = new Map<string, number>();
   let reloading: Promise<void> | undefined;
   let again = false;
 
@@ -47,9 +56,30 @@ export function createGrantsCache(db: Queryable, listener: NotificationListener,
   const timer = setInterval(() => void reload(), FULL_RELOAD_MS);
   timer.unref();
 
+  const has = (accountId: string, permission: string) => (byAccount.get(accountId) ?? []).some((entry) => grants(entry, permission));
+
   return {
-    has(accountId, permission) {
-      return (byAccount.get(accountId) ?? []).some((entry) => grants(entry, permission));
+    has,
+    async confirm(accountId, permission) {
+      if (has(accountId, permission)) {
+        return true;
+      }
+      const now = Date.now();
+      if (now - (lastConfirmed.get(accountId) ?? 0) < CONFIRM_INTERVAL_MS) {
+        return false;
+      }
+      lastConfirmed.set(accountId, now);
+      if (lastConfirmed.size > 10_000) {
+        lastConfirmed.clear();
+      }
+      try {
+        const entries = await withTimeout(loadAccountGrants(db, accountId), CONFIRM_TIMEOUT_MS);
+        byAccount = new Map(byAccount).set(accountId, entries);
+        return has(accountId, permission);
+      } catch (error) {
+        logger.warn({ err: error }, 'a denial could not be confirmed; the cached grants decide');
+        return false;
+      }
     },
     reload,
     close() {

@@ -39,8 +39,8 @@ export function createRouteGuard(
       }
       return { kind: 'account', id: claims.accountId, label: claims.email, methods: claims.methods };
     },
-    authorize(actor: Actor, permission: string): void {
-      if (!grantsCache.has(actor.id, permission)) {
+    async authorize(actor: Actor, permission: string): Promise<void> {
+      if (!(await grantsCache.confirm(actor.id, permission))) {
         throw forbidden(`The account lacks the permission ${permission}.`);
       }
       if (permission.startsWith('ops.') && mfaPolicy.opsRequireMfa() && !actor.methods.some((method) => SECOND_FACTORS.has(method))) {

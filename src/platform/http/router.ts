@@ -7,7 +7,7 @@ import { parseRequest } from './validate.ts';
 /** How the router establishes and checks the caller; filled in by the auth module. */
 export interface RouteGuard {
   authenticate(ctx: Context): Promise<Actor>;
-  authorize(actor: Actor, permission: string): void;
+  authorize(actor: Actor, permission: string): void | Promise<void>;
 }
 
 /**
@@ -23,7 +23,7 @@ export function buildRouter(routes: AnyRoute[], guard: RouteGuard): Middleware[]
         const actor = await guard.authenticate(ctx);
         ctx.state.actor = actor;
         if (route.permission) {
-          guard.authorize(actor, route.permission);
+          await guard.authorize(actor, route.permission);
         }
       }
       const { params, query, body } = parseRequest([

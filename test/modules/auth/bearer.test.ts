@@ -80,7 +80,7 @@ test('an account without roles is 403 forbidden', async (t) => {
   await assertProblem(t, await system(bearer(nobody.token)), 403, 'forbidden');
 });
 
-test('platform_admin and ops_viewer read the system description', async (t) => {
+test('platform_admin and ops_viewer read the system description, granted just before the request', async (t) => {
   for (const role of ['platform_admin', 'ops_viewer']) {
     const account = await accountWithToken(db.pool, { roles: [role] });
     t.is((await system(bearer(account.token))).status, 200, role);

@@ -101,6 +101,18 @@ export async function loadGrants(db: Queryable): Promise<Map<string, string[]>> 
   return byAccount;
 }
 
+const selectAccountGrantsSql = `
+select r.permissions
+from account_roles ar
+join roles r on r.name = ar.role_name
+where ar.account_id = $1`;
+
+/** One account's permission entries, to confirm a denial the cache may not have caught up with. */
+export async function loadAccountGrants(db: Queryable, accountId: string): Promise<string[]> {
+  const result = await db.query<{ permissions: string[] }>(selectAccountGrantsSql, [accountId]);
+  return result.rows.flatMap((row) => row.permissions);
+}
+
 // Serialises writers of one role name, including its creation, when no row exists to lock yet.
 const lockRoleSql = `
 select pg_advisory_xact_lock(hashtextextended('backplane.roles:' || $1, 0))`;
