@@ -6,16 +6,19 @@ import { createAuthModule } from '../modules/auth/index.ts';
 import { createReadiness } from '../modules/health/readiness.ts';
 import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
 import { createRuntimeSampler } from '../modules/health/runtimeStats.ts';
+import { type RateLimitSettings, createRateLimitModule } from '../modules/ratelimit/index.ts';
 import { trackInstance } from '../modules/releases/index.ts';
 import { createNotificationListener } from '../platform/db/listener.ts';
 import { listMigrationFiles, migrationStatus } from '../platform/db/migrations.ts';
 import { createPool } from '../platform/db/pool.ts';
+import { createClientAddressResolver } from '../platform/http/clientAddress.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import { registerPoolMetrics } from '../platform/metrics/dbPool.ts';
 import { createHttpMetrics, createRegistry } from '../platform/metrics/registry.ts';
 import { loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
 import { createHttpApp } from './http.ts';
+import { RATE_LIMIT_CONNECTIONS, defaultRateLimitSettings } from './rateLimits.ts';
 import { createRoutes } from './routes.ts';
 
 export interface RunningInstance {
@@ -28,7 +31,10 @@ export interface RunningInstance {
 }
 
 /** One instance: its own pool, listener, caches and Koa app on the shared port. */
-export async function startInstance(config: Config, options: { workerSlot?: string } = {}): Promise<RunningInstance> {
+export async function startInstance(
+  config: Config,
+  options: { workerSlot?: string; rateLimits?: RateLimitSettings } = {},
+): Promise<RunningInstance> {
   if (!config.databaseUrl) {
     throw new Error('an instance needs DATABASE_URL; `backplane serve` sets it for its instances');
   }
@@ -37,6 +43,13 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
   const build = loadBuildInfo();
   const logger = createLogger(config.logLevel, { instance_id: instanceId });
   const pool = createPool({ connectionString: config.databaseUrl, max: 10, applicationName: `backplane-${instanceId}` });
+  const rateLimitPool = createPool({
+    connectionString: config.databaseUrl,
+    max: RATE_LIMIT_CONNECTIONS,
+    applicationName: `backplane-${instanceId}-ratelimit`,
+    acquireTimeoutMs: 1_000,
+    statementTimeoutMs: 2_000,
+  });
   const listener = createNotificationListener(config.databaseUrl, logger);
   const registry = createRegistry(options.workerSlot ?? '0');
   registerPoolMetrics(registry, pool);
@@ -47,6 +60,14 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     registers: [registry],
   }).set({ instance_id: instanceId, version: build.version }, 1);
 
+  const rateLimits = createRateLimitModule({
+    db: rateLimitPool,
+    connections: RATE_LIMIT_CONNECTIONS,
+    limits: options.rateLimits ?? defaultRateLimitSettings(),
+    logger,
+    registry,
+  });
+  const clientAddress = createClientAddressResolver(config.trustedProxies);
   const auth = await createAuthModule({ db: pool, listener, logger, jwtPrivateKey: config.jwtPrivateKey });
   const runtime = createRuntimeSampler();
   registerRuntimeMetrics(registry, runtime);
@@ -80,10 +101,12 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     logger,
     routes,
     guard: auth.guard,
-    statuses: [auth.statuses],
+    statuses: [auth.statuses, rateLimits.statuses],
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
     draining: () => readiness.draining,
+    clientAddress: (ctx) => clientAddress.resolve(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for']),
+    beforeRoutes: [rateLimits.perAddress],
   });
   const server = app.listen({ port: config.port, host: config.host });
   await new Promise<void>((resolve, reject) => {
@@ -124,6 +147,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
       runtime.stop();
       await listener.close();
       await pool.end().catch(() => undefined);
+      await rateLimitPool.end().catch(() => undefined);
       logger.info('instance stopped');
     })());
 

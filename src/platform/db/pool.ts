@@ -20,6 +20,8 @@ export interface PoolOptions {
   applicationName: string;
   /** Bound on waiting for a connection. */
   acquireTimeoutMs?: number;
+  /** Server-side bound on every statement of this pool's connections. */
+  statementTimeoutMs?: number;
 }
 
 export interface InstrumentedPool extends pg.Pool {
@@ -39,6 +41,7 @@ export function createPool(options: PoolOptions): InstrumentedPool {
     application_name: options.applicationName,
     connectionTimeoutMillis: options.acquireTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
   const stats: PoolStats = { acquires: 0, emptyAcquires: 0, canceledAcquires: 0, acquireMsTotal: 0 };
   // A connection that dies while idle must not crash the process; the pool drops it.
