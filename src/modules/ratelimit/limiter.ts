@@ -137,12 +137,13 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
         const used = allowed ? usedUs - (admitted - 1 - position) * rule.intervalUs : usedUs;
         settle(waiter, () => counted(state, describeDecision(rule, allowed, used, 'database')));
       });
+      const now = performance.now();
+      // Measured from when the statement was sent, so local state never runs ahead of the database's.
+      state.local.follow(entry.id, sentAt * 1000 + usedUs, now * 1000);
       if (rule !== state.rule || rule.toleranceUs - usedUs >= rule.intervalUs) {
         return;
       }
-      // Measured from when the statement was sent, so the block never outlasts the database's.
       const until = sentAt + (usedUs + rule.intervalUs - rule.toleranceUs) / 1000;
-      const now = performance.now();
       state.blocks.add(entry.id, until, now);
       const queued = state.pending.get(entry.id);
       if (queued && until > now) {
@@ -155,11 +156,18 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   const send = (state: LimiterState) => {
     const batch: PendingKey[] = [];
     for (const entry of state.pending.values()) {
-      batch.push(entry);
       state.pending.delete(entry.id);
+      // Hits already answered by the fallback are not spent twice.
+      entry.waiters = entry.waiters.filter((waiter) => !waiter.settled);
+      if (entry.waiters.length > 0) {
+        batch.push(entry);
+      }
       if (batch.length >= maxBatchKeys) {
         break;
       }
+    }
+    if (batch.length === 0) {
+      return;
     }
     batch.sort((a, b) => (a.id < b.id ? -1 : 1));
     const rule = state.rule;

@@ -7,7 +7,7 @@ export interface LocalOutcome {
 
 /**
  * The same GCRA in this process's memory, for when the database does not answer: TATs in
- * monotonic microseconds, at most `maxKeys` buckets. Buckets that are full again are forgotten
+ * monotonic microseconds, at most `maxKeys` buckets, following what the database last said. Buckets that are full again are forgotten
  * when room is needed; when none is, a new key is admitted untracked, so a flood of keys cannot
  * lock everyone out.
  */
@@ -33,6 +33,14 @@ export class LocalBuckets {
     }
     this.tats.set(key, base + rule.intervalUs);
     return { allowed: true, usedUs: used + rule.intervalUs };
+  }
+
+  /** Follows the shared bucket: a TAT the database reported, so a fallback starts where it left off. */
+  follow(key: string, tatUs: number, nowUs = performance.now() * 1000): void {
+    const known = this.tats.get(key);
+    if (known !== undefined ? tatUs > known : this.tats.size < this.maxKeys || this.sweep(nowUs)) {
+      this.tats.set(key, tatUs);
+    }
   }
 
   get size(): number {
