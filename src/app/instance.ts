@@ -33,7 +33,7 @@ export interface RunningInstance {
 /** One instance: its own pool, listener, caches and Koa app on the shared port. */
 export async function startInstance(
   config: Config,
-  options: { workerSlot?: string; rateLimits?: RateLimitSettings } = {},
+  options: { workerSlot?: string; rateLimits?: RateLimitSettings; rateLimitTimeoutMs?: number } = {},
 ): Promise<RunningInstance> {
   if (!config.databaseUrl) {
     throw new Error('an instance needs DATABASE_URL; `backplane serve` sets it for its instances');
@@ -66,6 +66,7 @@ export async function startInstance(
     limits: options.rateLimits ?? defaultRateLimitSettings(),
     logger,
     registry,
+    decisionTimeoutMs: options.rateLimitTimeoutMs,
   });
   const clientAddress = createClientAddressResolver(config.trustedProxies);
   const auth = await createAuthModule({ db: pool, listener, logger, jwtPrivateKey: config.jwtPrivateKey });

@@ -6,7 +6,7 @@ import type { RateLimitSettings } from '../../src/modules/ratelimit/index.ts';
 export async function startTestInstance(
   databaseUrl: string,
   env: Record<string, string> = {},
-  options: { rateLimits?: RateLimitSettings } = {},
+  options: { rateLimits?: RateLimitSettings; rateLimitTimeoutMs?: number } = {},
 ): Promise<RunningInstance> {
   const config = loadConfig({
     DATABASE_URL: databaseUrl,

@@ -14,6 +14,8 @@ export interface RateLimitModuleDeps {
   limits: RateLimitSettings;
   logger: Logger;
   registry: Registry;
+  /** Bound on one decision before the local fallback decides (250 ms by default). */
+  decisionTimeoutMs?: number;
 }
 
 export { cleanupRateLimitBuckets } from './cleanup.ts';
@@ -31,6 +33,7 @@ export function createRateLimitModule(deps: RateLimitModuleDeps) {
     logger: deps.logger,
     registry: deps.registry,
     maxInFlight: deps.connections,
+    decisionTimeoutMs: deps.decisionTimeoutMs,
   });
   return {
     limiter,
