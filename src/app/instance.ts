@@ -49,6 +49,8 @@ export async function startInstance(
     applicationName: `backplane-${instanceId}-ratelimit`,
     acquireTimeoutMs: 1_000,
     statementTimeoutMs: 2_000,
+    // Decisions have 250 ms: they should not pay for opening connections after a quiet spell.
+    idleTimeoutMs: 0,
   });
   const listener = createNotificationListener(config.databaseUrl, logger);
   const registry = createRegistry(options.workerSlot ?? '0');
@@ -68,6 +70,7 @@ export async function startInstance(
     registry,
     decisionTimeoutMs: options.rateLimitTimeoutMs,
   });
+  void rateLimits.limiter.warm();
   const clientAddress = createClientAddressResolver(config.trustedProxies);
   const auth = await createAuthModule({ db: pool, listener, logger, jwtPrivateKey: config.jwtPrivateKey });
   const runtime = createRuntimeSampler();

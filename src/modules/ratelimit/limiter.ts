@@ -27,6 +27,8 @@ export interface RateLimiterOptions<N extends string> {
 export interface RateLimiter<N extends string = string> {
   /** Spends one request of `key`'s budget in `limiter`; never rejects because the store failed. */
   take(limiter: N, key: string): Promise<Decision>;
+  /** Opens and prepares every connection now, so the first decisions do not pay for it. */
+  warm(): Promise<void>;
 }
 
 interface Waiter {
@@ -49,10 +51,17 @@ interface LimiterState {
   blocks: KnownBlocks;
   local: LocalBuckets;
   pending: Map<string, PendingKey>;
+  hashes: Map<string, HashedKey>;
   lastWarnedAt: number;
 }
 
+interface HashedKey {
+  id: string;
+  digest: Buffer;
+}
+
 const WARN_EVERY_MS = 60_000;
+const MAX_REMEMBERED_HASHES = 10_000;
 
 /**
  * Shared GCRA limits decided in PostgreSQL. Concurrent takes are coalesced per limiter into one
@@ -77,6 +86,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       blocks: new KnownBlocks(),
       local: new LocalBuckets(),
       pending: new Map(),
+      hashes: new Map(),
       lastWarnedAt: -Infinity,
     });
   }
@@ -94,6 +104,20 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       state.blocks.clear();
     }
     return state.rule;
+  };
+
+  // A flood repeats one key: its hash is remembered rather than computed per request.
+  const hashed = (state: LimiterState, key: string): HashedKey => {
+    let found = state.hashes.get(key);
+    if (!found) {
+      const digest = createHash('sha256').update(`${state.name}\0${key}`).digest();
+      found = { id: digest.toString('hex'), digest };
+      if (state.hashes.size >= MAX_REMEMBERED_HASHES) {
+        state.hashes.clear();
+      }
+      state.hashes.set(key, found);
+    }
+    return found;
   };
 
   const counted = (state: LimiterState, decision: Decision): Decision => {
@@ -207,14 +231,17 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   };
 
   return {
+    async warm() {
+      const rule = gcraRule({ limit: 1, periodSeconds: 1 });
+      await Promise.all(Array.from({ length: maxInFlight }, () => takeFromBuckets(options.db, rule, [], []).catch(() => undefined)));
+    },
     take(name, key) {
       const state = states.get(name);
       if (!state) {
         throw new Error(`unknown rate limiter ${name}`);
       }
       currentRule(state);
-      const digest = createHash('sha256').update(`${name}\0${key}`).digest();
-      const id = digest.toString('hex');
+      const { id, digest } = hashed(state, key);
       const now = performance.now();
       const blockedUntil = state.blocks.blockedUntil(id, now);
       if (blockedUntil !== undefined) {

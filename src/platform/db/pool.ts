@@ -22,6 +22,8 @@ export interface PoolOptions {
   acquireTimeoutMs?: number;
   /** Server-side bound on every statement of this pool's connections. */
   statementTimeoutMs?: number;
+  /** How long an unused connection stays open; 0 keeps it (30 s by default). */
+  idleTimeoutMs?: number;
 }
 
 export interface InstrumentedPool extends pg.Pool {
@@ -40,7 +42,7 @@ export function createPool(options: PoolOptions): InstrumentedPool {
     max: options.max,
     application_name: options.applicationName,
     connectionTimeoutMillis: options.acquireTimeoutMs ?? 5_000,
-    idleTimeoutMillis: 30_000,
+    idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
   const stats: PoolStats = { acquires: 0, emptyAcquires: 0, canceledAcquires: 0, acquireMsTotal: 0 };

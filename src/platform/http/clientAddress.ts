@@ -103,7 +103,22 @@ export function createClientAddressResolver(ranges: ProxyRange[]): ClientAddress
   for (const range of ranges) {
     trusted.addSubnet(range.network, range.prefix, range.family === 4 ? 'ipv4' : 'ipv6');
   }
-  const isTrusted = (address: string) => ranges.length > 0 && trusted.check(address, address.includes(':') ? 'ipv6' : 'ipv4');
+  // BlockList.check builds a SocketAddress per call; peers and proxies are few, so remember answers.
+  const known = new Map<string, boolean>();
+  const isTrusted = (address: string) => {
+    if (ranges.length === 0) {
+      return false;
+    }
+    let answer = known.get(address);
+    if (answer === undefined) {
+      answer = trusted.check(address, address.includes(':') ? 'ipv6' : 'ipv4');
+      if (known.size >= 10_000) {
+        known.clear();
+      }
+      known.set(address, answer);
+    }
+    return answer;
+  };
   return {
     isTrusted,
     resolve(peer, forwardedFor) {
