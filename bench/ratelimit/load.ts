@@ -1,6 +1,7 @@
 // One bounded autocannon run whose requests come from chosen clients (X-Forwarded-For through a
 // trusted loopback proxy), counting per client what was admitted (any answer but 429).
 import autocannon from 'autocannon';
+import { ownCpuMs, treeCpuMs } from './cpu.ts';
 
 export interface ScenarioResult {
   server: string;
@@ -15,6 +16,8 @@ export interface ScenarioResult {
   /** Admitted beyond what GCRA allows a client over the run (burst + elapsed / interval), summed. */
   overAdmissions: number | null;
   errors: number;
+  /** CPU milliseconds per 1,000 requests: the server's processes, PostgreSQL's, and autocannon's. */
+  cpuMsPer1000: { server: number; database: number; loadGenerator: number };
   /** The service's own counters over the run: decisions by source, fallbacks by reason. */
   decisions?: Record<string, number>;
 }
@@ -30,6 +33,8 @@ export interface Scenario {
   connections: number;
   /** The limit, to compute what GCRA allows; null when nothing limits (the bare route). */
   limit: { limit: number; periodSeconds: number } | null;
+  /** Process-tree roots whose CPU time the run reports. */
+  pids: { server: number; database: number };
 }
 
 export async function runScenario(options: Scenario): Promise<ScenarioResult> {
@@ -39,6 +44,8 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
   const admitted = new Map<string, number>();
   let refused = 0;
   let next = 0;
+  const cpuBefore = treeCpuMs([options.pids.server, options.pids.database]);
+  const ownBefore = ownCpuMs();
   const started = performance.now();
   const result = await autocannon({
     url: options.url,
@@ -66,6 +73,13 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
     ],
   });
   const elapsedSeconds = (performance.now() - started) / 1000;
+  const cpuAfter = treeCpuMs([options.pids.server, options.pids.database]);
+  const per1000 = (ms: number) => Number(((ms * 1000) / Math.max(1, result.requests.total)).toFixed(1));
+  const cpuMsPer1000 = {
+    server: per1000(cpuAfter.get(options.pids.server)! - cpuBefore.get(options.pids.server)!),
+    database: per1000(cpuAfter.get(options.pids.database)! - cpuBefore.get(options.pids.database)!),
+    loadGenerator: per1000(ownCpuMs() - ownBefore),
+  };
   let overAdmissions: number | null = null;
   if (options.limit) {
     const allowed = options.limit.limit + Math.floor((elapsedSeconds * options.limit.limit) / options.limit.periodSeconds);
@@ -84,5 +98,6 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
     refused,
     overAdmissions,
     errors: result.errors + result.timeouts + (result['5xx'] ?? 0),
+    cpuMsPer1000,
   };
 }

@@ -1,6 +1,6 @@
 // Processes the benchmark starts and always stops: a throw-away PostgreSQL and HTTP servers.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
@@ -10,6 +10,8 @@ import { createPool } from '../../src/platform/db/pool.ts';
 export const root = join(import.meta.dirname, '..', '..');
 
 export interface Stoppable {
+  /** Root of the process tree, for CPU accounting. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -20,8 +22,10 @@ export async function startDatabase(): Promise<Stoppable & { url: string }> {
   const pool = createPool({ connectionString: server.url, max: 1, applicationName: 'bench' });
   await migrateUp(pool);
   await pool.end();
+  const postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   return {
     url: server.url,
+    pid: postmaster,
     async stop() {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
@@ -80,7 +84,7 @@ export async function startService(env: Record<string, string>): Promise<Server>
   });
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/readyz`, child, 90_000);
-  return { url, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, stop: () => stopChild(child) };
+  return { url, pid: child.pid!, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, stop: () => stopChild(child) };
 }
 
 /** A baseline server script (reads PORT) under tsx. */
@@ -93,5 +97,5 @@ export async function startScript(script: string, env: Record<string, string>): 
   });
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/`, child, 90_000);
-  return { url, stop: () => stopChild(child) };
+  return { url, pid: child.pid!, stop: () => stopChild(child) };
 }

@@ -20,20 +20,8 @@ export class RateLimitError extends AppError {
   }
 }
 
-// A refusal is an answer, not a fault: under a flood, capturing a stack for each one would cost
-// more than the decision itself.
-function refusal(code: RateLimitErrorCode, message: string, policy: string, decision: Decision): RateLimitError {
-  const depth = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return new RateLimitError(code, message, policy, decision);
-  } finally {
-    Error.stackTraceLimit = depth;
-  }
-}
-
 export const rateLimited = (policy: string, decision: Decision) =>
-  refusal('rate_limited', `Too many requests from this client address; retry in ${retryAfterSeconds(decision)} s.`, policy, decision);
+  new RateLimitError('rate_limited', `Too many requests from this client address; retry in ${retryAfterSeconds(decision)} s.`, policy, decision);
 
 export const tooManyAttempts = (policy: string, decision: Decision) =>
-  refusal('too_many_attempts', `Too many attempts; retry in ${retryAfterSeconds(decision)} s.`, policy, decision);
+  new RateLimitError('too_many_attempts', `Too many attempts; retry in ${retryAfterSeconds(decision)} s.`, policy, decision);

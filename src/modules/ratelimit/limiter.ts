@@ -20,6 +20,8 @@ export interface RateLimiterOptions<N extends string> {
   maxInFlight?: number;
   /** Keys decided by one statement at most. */
   maxBatchKeys?: number;
+  /** Waiting keys that justify a statement beside one already in flight. */
+  parallelBatchKeys?: number;
   /** After a failure, decisions skip the database for this long. */
   retryDatabaseAfterMs?: number;
 }
@@ -73,6 +75,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   const timeoutMs = options.decisionTimeoutMs ?? 250;
   const maxInFlight = options.maxInFlight ?? 4;
   const maxBatchKeys = options.maxBatchKeys ?? 1_000;
+  const parallelBatchKeys = options.parallelBatchKeys ?? 32;
   const retryDatabaseAfterMs = options.retryDatabaseAfterMs ?? 1_000;
   const metrics = createRateLimitMetrics(options.registry);
   const states = new Map<string, LimiterState>();
@@ -213,10 +216,12 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       });
   };
 
+  // One statement at a time while that keeps up; a second one only once enough keys wait that
+  // parallel round trips beat a larger batch (small batches cost the database far more per key).
   const flush = () => {
     flushScheduled = false;
     for (const state of states.values()) {
-      while (state.pending.size > 0 && inFlight < maxInFlight) {
+      while (state.pending.size > 0 && inFlight < maxInFlight && (inFlight === 0 || state.pending.size >= parallelBatchKeys)) {
         send(state);
       }
     }

@@ -24,6 +24,8 @@ export interface PoolOptions {
   statementTimeoutMs?: number;
   /** How long an unused connection stays open; 0 keeps it (30 s by default). */
   idleTimeoutMs?: number;
+  /** Server settings for this pool's sessions, sent when each connection opens. */
+  sessionSettings?: Record<string, string>;
 }
 
 export interface InstrumentedPool extends pg.Pool {
@@ -44,6 +46,9 @@ export function createPool(options: PoolOptions): InstrumentedPool {
     connectionTimeoutMillis: options.acquireTimeoutMs ?? 5_000,
     idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    ...(options.sessionSettings
+      ? { options: Object.entries(options.sessionSettings).map(([name, value]) => `-c ${name}=${value}`).join(' ') }
+      : {}),
   });
   const stats: PoolStats = { acquires: 0, emptyAcquires: 0, canceledAcquires: 0, acquireMsTotal: 0 };
   // A connection that dies while idle must not crash the process; the pool drops it.

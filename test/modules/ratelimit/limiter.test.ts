@@ -185,6 +185,7 @@ test('a slow database: past the bound the fallback decides, and the database is 
     decisionTimeoutMs: 100,
     retryDatabaseAfterMs: 200,
   });
+  await limiter.warm();
   const key = freshKey();
   t.is((await limiter.take('slow', key)).source, 'database');
   const blocker: pg.PoolClient = await db.pool.connect();
