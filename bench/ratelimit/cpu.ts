@@ -28,26 +28,39 @@ function readStats(): ProcessStat[] {
   return stats;
 }
 
-/** CPU milliseconds used so far by each tree, keyed by its root pid (the root and all descendants). */
-export function treeCpuMs(roots: number[]): Map<number, number> {
+/** CPU ticks so far of every process in each tree, keyed by root pid, then by process pid. */
+export function treeTicks(roots: number[]): Map<number, Map<number, number>> {
   const stats = readStats();
   const children = new Map<number, ProcessStat[]>();
   for (const stat of stats) {
     children.set(stat.parent, [...(children.get(stat.parent) ?? []), stat]);
   }
   const byPid = new Map(stats.map((stat) => [stat.pid, stat]));
-  const totals = new Map<number, number>();
+  const trees = new Map<number, Map<number, number>>();
   for (const root of roots) {
-    let ticks = 0;
+    const tree = new Map<number, number>();
     const stack = byPid.has(root) ? [byPid.get(root)!] : [];
     while (stack.length > 0) {
       const stat = stack.pop()!;
-      ticks += stat.ticks;
+      tree.set(stat.pid, stat.ticks);
       stack.push(...(children.get(stat.pid) ?? []));
     }
-    totals.set(root, (ticks * 1000) / TICKS_PER_SECOND);
+    trees.set(root, tree);
   }
-  return totals;
+  return trees;
+}
+
+/**
+ * CPU milliseconds each tree used between two readings: processes alive at the end count from
+ * their first reading (or from zero when new); processes that ended meanwhile (idle pool
+ * connections closing) cannot be read and are left out.
+ */
+export function cpuMsBetween(before: Map<number, Map<number, number>>, after: Map<number, Map<number, number>>, root: number): number {
+  let ticks = 0;
+  for (const [pid, end] of after.get(root) ?? []) {
+    ticks += end - (before.get(root)?.get(pid) ?? 0);
+  }
+  return (ticks * 1000) / TICKS_PER_SECOND;
 }
 
 /** This process's own CPU milliseconds (autocannon runs here). */

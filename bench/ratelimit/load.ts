@@ -1,7 +1,7 @@
 // One bounded autocannon run whose requests come from chosen clients (X-Forwarded-For through a
 // trusted loopback proxy), counting per client what was admitted (any answer but 429).
 import autocannon from 'autocannon';
-import { ownCpuMs, treeCpuMs } from './cpu.ts';
+import { cpuMsBetween, ownCpuMs, treeTicks } from './cpu.ts';
 
 export interface ScenarioResult {
   server: string;
@@ -44,7 +44,7 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
   const admitted = new Map<string, number>();
   let refused = 0;
   let next = 0;
-  const cpuBefore = treeCpuMs([options.pids.server, options.pids.database]);
+  const cpuBefore = treeTicks([options.pids.server, options.pids.database]);
   const ownBefore = ownCpuMs();
   const started = performance.now();
   const result = await autocannon({
@@ -73,11 +73,11 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
     ],
   });
   const elapsedSeconds = (performance.now() - started) / 1000;
-  const cpuAfter = treeCpuMs([options.pids.server, options.pids.database]);
+  const cpuAfter = treeTicks([options.pids.server, options.pids.database]);
   const per1000 = (ms: number) => Number(((ms * 1000) / Math.max(1, result.requests.total)).toFixed(1));
   const cpuMsPer1000 = {
-    server: per1000(cpuAfter.get(options.pids.server)! - cpuBefore.get(options.pids.server)!),
-    database: per1000(cpuAfter.get(options.pids.database)! - cpuBefore.get(options.pids.database)!),
+    server: per1000(cpuMsBetween(cpuBefore, cpuAfter, options.pids.server)),
+    database: per1000(cpuMsBetween(cpuBefore, cpuAfter, options.pids.database)),
     loadGenerator: per1000(ownCpuMs() - ownBefore),
   };
   let overAdmissions: number | null = null;

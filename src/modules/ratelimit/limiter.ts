@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from '../../platform/metrics/registry.ts';
+import { type Deadlined, DeadlineQueue } from './deadlines.ts';
 import { KnownBlocks } from './knownBlocks.ts';
 import { LocalBuckets } from './localBuckets.ts';
 import { type FallbackReason, createRateLimitMetrics } from './metrics.ts';
@@ -33,10 +34,10 @@ export interface RateLimiter<N extends string = string> {
   warm(): Promise<void>;
 }
 
-interface Waiter {
+interface Waiter extends Deadlined {
   resolve(decision: Decision): void;
-  timer: NodeJS.Timeout | undefined;
-  settled: boolean;
+  state: LimiterState;
+  id: string;
 }
 
 interface PendingKey {
@@ -147,22 +148,27 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     databaseDownUntil = performance.now() + retryDatabaseAfterMs;
   };
 
-  const settle = (waiter: Waiter, decide: () => Decision) => {
-    if (!waiter.settled) {
-      waiter.settled = true;
-      clearTimeout(waiter.timer);
-      waiter.resolve(decide());
-    }
+  const settle = (waiter: Waiter, decision: Decision) => {
+    waiter.settled = true;
+    waiter.resolve(decision);
   };
+
+  const deadlines = new DeadlineQueue<Waiter>((waiter) => {
+    databaseFailed('timeout');
+    settle(waiter, fromFallback(waiter.state, waiter.id, 'timeout'));
+  });
 
   const settleBatch = (state: LimiterState, rule: GcraRule, batch: PendingKey[], outcomes: BucketOutcome[], sentAt: number) => {
     batch.forEach((entry, index) => {
       const { admitted, usedUs } = outcomes[index]!;
       entry.waiters.forEach((waiter, position) => {
+        if (waiter.settled) {
+          return;
+        }
         const allowed = position < admitted;
         // The k-th admitted hit of a key left the bucket (admitted - k) intervals emptier than the last.
         const used = allowed ? usedUs - (admitted - 1 - position) * rule.intervalUs : usedUs;
-        settle(waiter, () => counted(state, describeDecision(rule, allowed, used, 'database')));
+        settle(waiter, counted(state, describeDecision(rule, allowed, used, 'database')));
       });
       const now = performance.now();
       // Measured from when the statement was sent, so local state never runs ahead of the database's.
@@ -175,7 +181,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       const queued = state.pending.get(entry.id);
       if (queued && until > now) {
         state.pending.delete(entry.id);
-        queued.waiters.forEach((waiter) => settle(waiter, () => fromMemory(state, until - now)));
+        queued.waiters.filter((waiter) => !waiter.settled).forEach((waiter) => settle(waiter, fromMemory(state, until - now)));
       }
     });
   };
@@ -207,7 +213,9 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
         (outcomes) => settleBatch(state, rule, batch, outcomes, sentAt),
         (error: unknown) => {
           databaseFailed('error', error);
-          batch.forEach((entry) => entry.waiters.forEach((waiter) => settle(waiter, () => fromFallback(state, entry.id, 'error'))));
+          for (const entry of batch) {
+            entry.waiters.filter((waiter) => !waiter.settled).forEach((waiter) => settle(waiter, fromFallback(state, entry.id, 'error')));
+          }
         },
       )
       .finally(() => {
@@ -256,11 +264,8 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
         return Promise.resolve(fromFallback(state, id, lastFailure.reason));
       }
       return new Promise<Decision>((resolve) => {
-        const waiter: Waiter = { resolve, timer: undefined, settled: false };
-        waiter.timer = setTimeout(() => {
-          databaseFailed('timeout');
-          settle(waiter, () => fromFallback(state, id, 'timeout'));
-        }, timeoutMs);
+        const waiter: Waiter = { resolve, settled: false, deadline: now + timeoutMs, state, id };
+        deadlines.add(waiter);
         let entry = state.pending.get(id);
         if (!entry) {
           entry = { id, key: digest, waiters: [] };
