@@ -15,10 +15,14 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
-export async function startDatabase(): Promise<Stoppable & { url: string }> {
+/**
+ * A throw-away PostgreSQL: durable (fsync, synchronous commit) as `backplane serve` runs it, or
+ * with both off as the test suite runs it.
+ */
+export async function startDatabase(durable: boolean): Promise<Stoppable & { url: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'backplane-bench-'));
   chmodSync(dataDir, 0o755);
-  const server = await openEmbeddedDatabase({ dataDir, fast: true });
+  const server = await openEmbeddedDatabase({ dataDir, fast: !durable });
   const pool = createPool({ connectionString: server.url, max: 1, applicationName: 'bench' });
   await migrateUp(pool);
   await pool.end();

@@ -9,6 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { type Scenario, type ScenarioResult, runScenario } from './load.ts';
 import { type Server, root, startDatabase, startScript, startService } from './processes.ts';
 
@@ -18,6 +19,9 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? '100');
 const instances = 4;
 const limit = { limit: 60, periodSeconds: 60 };
 const proxy = { APP_TRUSTED_PROXIES: '127.0.0.1/32' };
+// Durable by default, as `backplane serve` runs its database; BENCH_DURABLE=0 turns fsync and
+// synchronous commit off, as the test suite does.
+const durable = process.env.BENCH_DURABLE !== '0';
 
 // Each target, scenario and round gets its own addresses, so no run starts with spent buckets.
 const clientsOf = (target: number, block: number, count: number) =>
@@ -49,6 +53,17 @@ function summariseMetrics(lines: string[]): Record<string, number> {
   return totals;
 }
 
+/** Writes out what the previous run left dirty, so its I/O does not land on the next one. */
+async function settleDatabase(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('checkpoint');
+  } finally {
+    await client.end();
+  }
+}
+
 async function run(target: Target, scenario: string, clients: string[], duration: number, databasePid: number): Promise<ScenarioResult> {
   const options: Scenario = {
     server: target.name,
@@ -61,6 +76,7 @@ async function run(target: Target, scenario: string, clients: string[], duration
     limit: target.limited ? limit : null,
     pids: { server: target.server.pid, database: databasePid },
   };
+  await settleDatabase(databaseUrl);
   const before = summariseMetrics(await metricLines(target.server));
   const result = await runScenario(options);
   const after = summariseMetrics(await metricLines(target.server));
@@ -102,7 +118,8 @@ function printTable(rows: ReturnType<typeof summarise>): void {
   cells.forEach((row) => console.log(line(row)));
 }
 
-const database = await startDatabase();
+const database = await startDatabase(durable);
+const databaseUrl = database.url;
 const started: Server[] = [];
 const runs: ScenarioResult[] = [];
 try {
@@ -162,7 +179,7 @@ for (const result of runs.filter((r) => r.decisions)) {
   console.log(`backplane ${result.scenario}: decisions by source`, result.decisions);
 }
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-const file = join(root, 'bench', 'results', `ratelimit-${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
+const file = join(root, 'bench', 'results', `ratelimit-${durable ? '' : 'fsync-off-'}${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
 const machine = { cpus: availableParallelism(), node: process.version };
-writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, seconds, rounds, connections, instances, limit, table, summary, runs }, null, 2) + '\n');
+writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, database: durable ? 'durable' : 'fsync off', seconds, rounds, connections, instances, limit, table, summary, runs }, null, 2) + '\n');
 console.log(`written: ${file}`);

@@ -68,9 +68,9 @@ const MAX_REMEMBERED_HASHES = 10_000;
 
 /**
  * Shared GCRA limits decided in PostgreSQL. Concurrent takes are coalesced per limiter into one
- * statement (all hits of one key in one row update); a statement is sent as soon as one of
- * `maxInFlight` slots is free, so batches grow with load and cost nothing when idle. Keys known
- * to be blocked are refused from memory, which sheds floods without touching the database.
+ * statement (all hits of one key in one row update); a statement leaves at once when none is in
+ * flight, so batches grow with load and an idle decision is one round trip. Keys known to be
+ * blocked are refused from memory, which sheds floods without touching the database.
  */
 export function createRateLimiter<N extends string>(options: RateLimiterOptions<N>): RateLimiter<N> {
   const timeoutMs = options.decisionTimeoutMs ?? 250;
