@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { type ProxyRange, parseTrustedProxies } from '../platform/http/clientAddress.ts';
 
 /** Everything the service reads from the environment; the only reader of process.env. */
 export interface Config {
@@ -20,7 +21,8 @@ export interface Config {
   drainTimeoutMs: number;
   heartbeatSeconds: number;
   bodyLimitBytes: number;
-  trustedProxies: string;
+  /** Proxies whose X-Forwarded-For is believed (APP_TRUSTED_PROXIES). */
+  trustedProxies: ProxyRange[];
   encryptionKey: string | undefined;
   jwtPrivateKey: string | undefined;
   publicUrl: string;
@@ -68,6 +70,14 @@ function flag(env: Env, name: string): boolean {
   return raw === '1';
 }
 
+function trustedProxies(env: Env): ProxyRange[] {
+  try {
+    return parseTrustedProxies(env.APP_TRUSTED_PROXIES ?? '');
+  } catch (error) {
+    throw new ConfigError(`APP_TRUSTED_PROXIES: ${(error as Error).message}; expected comma-separated <network>/<prefix> ranges`);
+  }
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -111,7 +121,7 @@ export function loadConfig(env: Env = process.env): Config {
     drainTimeoutMs: drainSeconds * 1000,
     heartbeatSeconds: integer(env, 'APP_HEARTBEAT_SECONDS', 15, 1, 300),
     bodyLimitBytes: integer(env, 'APP_BODY_LIMIT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
-    trustedProxies: env.APP_TRUSTED_PROXIES ?? '',
+    trustedProxies: trustedProxies(env),
     encryptionKey: env.APP_ENCRYPTION_KEY || undefined,
     jwtPrivateKey: env.APP_JWT_PRIVATE_KEY || undefined,
     publicUrl: publicUrl.replace(/\/$/, ''),

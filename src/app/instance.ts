@@ -9,11 +9,13 @@ import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
 import { createRuntimeSampler } from '../modules/health/runtimeStats.ts';
 import { createJobsModule } from '../modules/jobs/index.ts';
 import { maintenanceMode, maintenanceStatuses } from '../modules/maintenance/index.ts';
+import { type RateLimitSettings, createRateLimitModule } from '../modules/ratelimit/index.ts';
 import { trackInstance } from '../modules/releases/index.ts';
 import { createSettingsModule, settingsStatuses } from '../modules/settings/index.ts';
 import { createNotificationListener } from '../platform/db/listener.ts';
 import { listMigrationFiles, migrationStatus } from '../platform/db/migrations.ts';
 import { type Queryable, createPool } from '../platform/db/pool.ts';
+import { createClientAddressResolver } from '../platform/http/clientAddress.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import { registerPoolMetrics } from '../platform/metrics/dbPool.ts';
 import { createHttpMetrics, createRegistry } from '../platform/metrics/registry.ts';
@@ -22,6 +24,7 @@ import { loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
 import { createHttpApp } from './http.ts';
 import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
+import { RATE_LIMIT_CONNECTIONS, settingsRateLimits } from './rateLimits.ts';
 import { createRoutes } from './routes.ts';
 
 export interface RunningInstance {
@@ -34,7 +37,10 @@ export interface RunningInstance {
 }
 
 /** One instance: its own pool, listener, caches and Koa app on the shared port. */
-export async function startInstance(config: Config, options: { workerSlot?: string } = {}): Promise<RunningInstance> {
+export async function startInstance(
+  config: Config,
+  options: { workerSlot?: string; rateLimits?: RateLimitSettings; rateLimitTimeoutMs?: number } = {},
+): Promise<RunningInstance> {
   if (!config.databaseUrl) {
     throw new Error('an instance needs DATABASE_URL; `backplane serve` sets it for its instances');
   }
@@ -43,6 +49,17 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
   const build = loadBuildInfo();
   const logger = createLogger(config.logLevel, { instance_id: instanceId });
   const pool = createPool({ connectionString: config.databaseUrl, max: 10, applicationName: `backplane-${instanceId}` });
+  const rateLimitPool = createPool({
+    connectionString: config.databaseUrl,
+    max: RATE_LIMIT_CONNECTIONS,
+    applicationName: `backplane-${instanceId}-ratelimit`,
+    acquireTimeoutMs: 1_000,
+    statementTimeoutMs: 2_000,
+    // Decisions have 250 ms: they should not pay for opening connections after a quiet spell.
+    idleTimeoutMs: 0,
+    // The decision statement's plan does not depend on its arrays; replanning it cost 4x the work.
+    sessionSettings: { plan_cache_mode: 'force_generic_plan' },
+  });
   const listener = createNotificationListener(config.databaseUrl, logger);
   const registry = createRegistry(options.workerSlot ?? '0');
   registerPoolMetrics(registry, pool);
@@ -64,6 +81,16 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     jwtPrivateKey: config.jwtPrivateKey,
     mfaPolicy: { opsRequireMfa: () => settings.reader.boolean('auth.ops_require_mfa') },
   });
+  const rateLimits = createRateLimitModule({
+    db: rateLimitPool,
+    connections: RATE_LIMIT_CONNECTIONS,
+    limits: options.rateLimits ?? settingsRateLimits(settings.reader),
+    logger,
+    registry,
+    decisionTimeoutMs: options.rateLimitTimeoutMs,
+  });
+  void rateLimits.limiter.warm();
+  const clientAddress = createClientAddressResolver(config.trustedProxies);
   const runtime = createRuntimeSampler();
   registerRuntimeMetrics(registry, runtime);
   const readiness = createReadiness(
@@ -113,16 +140,19 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     logger,
     routes,
     guard: auth.guard,
-    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses],
+    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses, rateLimits.statuses],
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
     draining: () => readiness.draining,
+    clientAddress: (ctx) => clientAddress.resolve(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for']),
+    // Maintenance answers before limits are spent; then the per-address limit on /auth.
     beforeRoutes: [
       maintenanceMode({
         enabled: () => settings.reader.boolean('maintenance.enabled'),
         message: () => settings.reader.string('maintenance.message'),
         retryAfterSeconds: () => settings.reader.duration('maintenance.retry_after'),
       }),
+      rateLimits.perAddress,
     ],
   });
   const server = app.listen({ port: config.port, host: config.host });
@@ -168,6 +198,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
       runtime.stop();
       await listener.close();
       await pool.end().catch(() => undefined);
+      await rateLimitPool.end().catch(() => undefined);
       logger.info('instance stopped');
     })());
 

@@ -40,3 +40,18 @@ test('job queues, lease and test jobs are read and checked', (t) => {
   t.throws(() => loadConfig({ APP_TEST_JOBS: 'yes' }), { message: /APP_TEST_JOBS/ });
   t.throws(() => loadConfig({ APP_TEST_JOBS: '1', NODE_ENV: 'production' }), { message: /APP_TEST_JOBS/ });
 });
+
+for (const value of ['0.0.0.0/0', '::/0', '10.0.0.0/8,proxy.internal', '10.0.0.0/40', '10.0.0.0/8,']) {
+  test(`APP_TRUSTED_PROXIES=${value} stops start-up naming the variable`, (t) => {
+    const error = t.throws(() => loadConfig({ APP_TRUSTED_PROXIES: value }), { instanceOf: ConfigError });
+    t.regex(error!.message, /APP_TRUSTED_PROXIES/);
+  });
+}
+
+test('APP_TRUSTED_PROXIES lists ranges; unset trusts nobody', (t) => {
+  t.deepEqual(loadConfig({}).trustedProxies, []);
+  t.deepEqual(
+    loadConfig({ APP_TRUSTED_PROXIES: '10.0.0.0/8,127.0.0.1' }).trustedProxies.map((range) => `${range.network}/${range.prefix}`),
+    ['10.0.0.0/8', '127.0.0.1/32'],
+  );
+});

@@ -1,8 +1,13 @@
 import { loadConfig } from '../../src/app/config.ts';
 import { type RunningInstance, startInstance } from '../../src/app/instance.ts';
+import type { RateLimitSettings } from '../../src/modules/ratelimit/index.ts';
 
 /** One real instance in this process on a free port, against the given database. */
-export async function startTestInstance(databaseUrl: string, env: Record<string, string> = {}): Promise<RunningInstance> {
+export async function startTestInstance(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  options: { rateLimits?: RateLimitSettings; rateLimitTimeoutMs?: number } = {},
+): Promise<RunningInstance> {
   const config = loadConfig({
     DATABASE_URL: databaseUrl,
     PORT: '0',
@@ -11,5 +16,5 @@ export async function startTestInstance(databaseUrl: string, env: Record<string,
     APP_METRICS_PORT: '0',
     ...env,
   });
-  return startInstance(config);
+  return startInstance(config, options);
 }

@@ -20,6 +20,12 @@ export interface PoolOptions {
   applicationName: string;
   /** Bound on waiting for a connection. */
   acquireTimeoutMs?: number;
+  /** Server-side bound on every statement of this pool's connections. */
+  statementTimeoutMs?: number;
+  /** How long an unused connection stays open; 0 keeps it (30 s by default). */
+  idleTimeoutMs?: number;
+  /** Server settings for this pool's sessions, sent when each connection opens. */
+  sessionSettings?: Record<string, string>;
 }
 
 export interface InstrumentedPool extends pg.Pool {
@@ -38,7 +44,11 @@ export function createPool(options: PoolOptions): InstrumentedPool {
     max: options.max,
     application_name: options.applicationName,
     connectionTimeoutMillis: options.acquireTimeoutMs ?? 5_000,
-    idleTimeoutMillis: 30_000,
+    idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    ...(options.sessionSettings
+      ? { options: Object.entries(options.sessionSettings).map(([name, value]) => `-c ${name}=${value}`).join(' ') }
+      : {}),
   });
   const stats: PoolStats = { acquires: 0, emptyAcquires: 0, canceledAcquires: 0, acquireMsTotal: 0 };
   // A connection that dies while idle must not crash the process; the pool drops it.

@@ -18,7 +18,15 @@ export class AppError extends Error {
     message: string,
     options: { cause?: unknown; issues?: FieldIssue[]; headers?: Record<string, string> } = {},
   ) {
-    super(message, { cause: options.cause });
+    // An AppError is an answer (404, 429, ...), never logged with a stack: capturing one cost more
+    // than the rest of a refused request.
+    const depth = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(message, { cause: options.cause });
+    } finally {
+      Error.stackTraceLimit = depth;
+    }
     this.name = new.target.name;
     this.code = code;
     this.issues = options.issues;

@@ -1,0 +1,105 @@
+// Processes the benchmark starts and always stops: a throw-away PostgreSQL and HTTP servers.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
+import { migrateUp } from '../../src/platform/db/migrations.ts';
+import { createPool } from '../../src/platform/db/pool.ts';
+
+export const root = join(import.meta.dirname, '..', '..');
+
+export interface Stoppable {
+  /** Root of the process tree, for CPU accounting. */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * A throw-away PostgreSQL: durable (fsync, synchronous commit) as `backplane serve` runs it, or
+ * with both off as the test suite runs it.
+ */
+export async function startDatabase(durable: boolean): Promise<Stoppable & { url: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'backplane-bench-'));
+  chmodSync(dataDir, 0o755);
+  const server = await openEmbeddedDatabase({ dataDir, fast: !durable });
+  const pool = createPool({ connectionString: server.url, max: 1, applicationName: 'bench' });
+  await migrateUp(pool);
+  await pool.end();
+  const postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return {
+    url: server.url,
+    pid: postmaster,
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function waitForHttp(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`${url}: the server exited with ${child.exitCode}`);
+    }
+    try {
+      if ((await fetch(url)).status < 500) {
+        return;
+      }
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export interface Server extends Stoppable {
+  url: string;
+  metricsUrl?: string;
+}
+
+/** `backplane serve` from source with N instances on a free loopback port. */
+export async function startService(env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const metricsPort = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), 'serve'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', APP_METRICS_PORT: String(metricsPort), ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/readyz`, child, 90_000);
+  return { url, pid: child.pid!, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, stop: () => stopChild(child) };
+}
+
+/** A baseline server script (reads PORT) under tsx. */
+export async function startScript(script: string, env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/`, child, 90_000);
+  return { url, pid: child.pid!, stop: () => stopChild(child) };
+}

@@ -1,0 +1,185 @@
+// bench/ratelimit: the shared per-address limit under load, side by side in one run with
+// Koa + rate-limiter-flexible's RateLimiterPostgres (same database, limit and proxy handling) and a
+// bare Koa route with no limiter, each on 4 clustered workers, driven by autocannon through a
+// trusted loopback proxy (X-Forwarded-For). Scenarios: (a) one client flooding; (b) 10,000 clients
+// each under its limit. Servers take turns, round after round, so load from elsewhere on the
+// machine falls on all of them alike; the table shows each one's median. The baseline runs twice:
+// on 4 workers like the others (the fair comparison; the goals use it), and as one process.
+// Goals: over-admissions 0; (b) >= 3x the baseline; (a) >= 5x the baseline and >= 0.8x the bare route.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { type Scenario, type ScenarioResult, runScenario } from './load.ts';
+import { type Server, root, startDatabase, startScript, startService } from './processes.ts';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? '10');
+const rounds = Math.min(5, Number(process.env.BENCH_ROUNDS ?? '3'));
+const connections = Number(process.env.BENCH_CONNECTIONS ?? '100');
+const instances = 4;
+const limit = { limit: 60, periodSeconds: 60 };
+const proxy = { APP_TRUSTED_PROXIES: '127.0.0.1/32' };
+// Durable by default, as `backplane serve` runs its database; BENCH_DURABLE=0 turns fsync and
+// synchronous commit off, as the test suite does.
+const durable = process.env.BENCH_DURABLE !== '0';
+
+// Each target, scenario and round gets its own addresses, so no run starts with spent buckets.
+const clientsOf = (target: number, block: number, count: number) =>
+  Array.from({ length: count }, (_v, index) => `10.${target}.${block + (index >> 8)}.${index & 255}`);
+
+interface Target {
+  name: string;
+  index: number;
+  server: Server;
+  path?: string;
+  limited: boolean;
+}
+
+async function metricLines(server: Server): Promise<string[]> {
+  if (!server.metricsUrl) {
+    return [];
+  }
+  const text = await (await fetch(server.metricsUrl)).text();
+  return text.split('\n').filter((line) => line.startsWith('backplane_ratelimit_'));
+}
+
+/** Decision sources and fallbacks summed over the cluster's workers. */
+function summariseMetrics(lines: string[]): Record<string, number> {
+  const totals: Record<string, number> = {};
+  for (const line of lines) {
+    const name = line.startsWith('backplane_ratelimit_fallbacks_total') ? `fallback_${/reason="(\w+)"/.exec(line)?.[1]}` : `decided_${/source="(\w+)"/.exec(line)?.[1]}`;
+    totals[name] = (totals[name] ?? 0) + Number(line.split(' ').pop());
+  }
+  return totals;
+}
+
+/** Writes out what the previous run left dirty, so its I/O does not land on the next one. */
+async function settleDatabase(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('checkpoint');
+  } finally {
+    await client.end();
+  }
+}
+
+async function run(target: Target, scenario: string, clients: string[], duration: number, databasePid: number): Promise<ScenarioResult> {
+  const options: Scenario = {
+    server: target.name,
+    scenario,
+    url: target.server.url,
+    path: target.path,
+    clients,
+    seconds: duration,
+    connections,
+    limit: target.limited ? limit : null,
+    pids: { server: target.server.pid, database: databasePid },
+  };
+  await settleDatabase(databaseUrl);
+  const before = summariseMetrics(await metricLines(target.server));
+  const result = await runScenario(options);
+  const after = summariseMetrics(await metricLines(target.server));
+  if (target.server.metricsUrl) {
+    result.decisions = Object.fromEntries(Object.entries(after).map(([key, value]) => [key, value - (before[key] ?? 0)]));
+  }
+  return result;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+function summarise(runs: ScenarioResult[]) {
+  const groups = new Map<string, ScenarioResult[]>();
+  for (const result of runs) {
+    const key = `${result.server}|${result.scenario}`;
+    groups.set(key, [...(groups.get(key) ?? []), result]);
+  }
+  return [...groups.values()].map((group) => ({
+    server: group[0]!.server,
+    scenario: group[0]!.scenario,
+    rounds: group.length,
+    decisionsPerSecond: median(group.map((r) => r.decisionsPerSecond)),
+    p99Ms: median(group.map((r) => r.p99Ms)),
+    admitted: group.reduce((sum, r) => sum + r.admitted, 0),
+    refused: group.reduce((sum, r) => sum + r.refused, 0),
+    overAdmissions: group[0]!.overAdmissions === null ? null : group.reduce((sum, r) => sum + r.overAdmissions!, 0),
+    errors: group.reduce((sum, r) => sum + r.errors, 0),
+    serverCpuMsPer1000: median(group.map((r) => r.cpuMsPer1000.server)),
+    databaseCpuMsPer1000: median(group.map((r) => r.cpuMsPer1000.database)),
+  }));
+}
+
+function printTable(rows: ReturnType<typeof summarise>): void {
+  const header = ['server', 'scenario', 'decisions/s', 'p99 ms', 'admitted', 'refused', 'over-admitted', 'errors', 'cpu ms/1k server', 'db'];
+  const cells = rows.map((r) => [r.server, r.scenario, String(r.decisionsPerSecond), String(r.p99Ms), String(r.admitted), String(r.refused), r.overAdmissions === null ? '-' : String(r.overAdmissions), String(r.errors), String(r.serverCpuMsPer1000), String(r.databaseCpuMsPer1000)]);
+  const widths = header.map((cell, column) => Math.max(cell.length, ...cells.map((row) => row[column]!.length)));
+  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ');
+  console.log(line(header));
+  cells.forEach((row) => console.log(line(row)));
+}
+
+const database = await startDatabase(durable);
+const databaseUrl = database.url;
+const started: Server[] = [];
+const runs: ScenarioResult[] = [];
+try {
+  const bare = await startScript(join(root, 'bench', 'ratelimit', 'bareServer.ts'), { BENCH_WORKERS: String(instances) });
+  started.push(bare);
+  const baseline = await startScript(join(root, 'bench', 'ratelimit', 'baselineServer.ts'), { BENCH_WORKERS: String(instances), DATABASE_URL: database.url, ...proxy });
+  started.push(baseline);
+  // The baseline as the issue measured it for reference: one process.
+  const baselineAlone = await startScript(join(root, 'bench', 'ratelimit', 'baselineServer.ts'), { BENCH_WORKERS: '1', DATABASE_URL: database.url, ...proxy });
+  started.push(baselineAlone);
+  // Access logs off: the baseline and the bare route log nothing either.
+  const service = await startService({ DATABASE_URL: database.url, APP_INSTANCES: String(instances), LOG_LEVEL: 'warn', ...proxy });
+  started.push(service);
+  const targets: Target[] = [
+    { name: 'bare koa, no limiter', index: 3, server: bare, limited: false },
+    { name: 'koa + RateLimiterPostgres', index: 2, server: baseline, limited: true },
+    { name: 'koa + RateLimiterPostgres, 1 process', index: 5, server: baselineAlone, limited: true },
+    { name: 'backplane', index: 1, server: service, limited: true },
+    // The same stack on a path the limit does not cover: what the platform costs without a decision.
+    { name: 'backplane, path not limited', index: 4, server: service, path: '/ops/none', limited: false },
+  ];
+  for (const target of targets) {
+    await run(target, 'warm-up', clientsOf(target.index, 200, 2_000), 3, database.pid);
+  }
+  for (let round = 0; round < rounds; round += 1) {
+    for (const target of targets) {
+      runs.push(await run(target, '(a) one client flooding', clientsOf(target.index, 250 + round, 1), seconds, database.pid));
+    }
+    for (const target of targets.filter((t) => t.limited || t.path === undefined)) {
+      runs.push(await run(target, '(b) 10,000 clients under the limit', clientsOf(target.index, 40 * round, 10_000), seconds, database.pid));
+    }
+  }
+} finally {
+  for (const server of started) {
+    await server.stop();
+  }
+  await database.stop();
+}
+
+const table = summarise(runs);
+printTable(table);
+const find = (server: string, scenario: string) => table.find((r) => r.server === server && r.scenario.startsWith(scenario))!;
+const ratio = (a: { decisionsPerSecond: number }, b: { decisionsPerSecond: number }) => Number((a.decisionsPerSecond / b.decisionsPerSecond).toFixed(2));
+const summary = {
+  flood_vs_baseline: ratio(find('backplane', '(a)'), find('koa + RateLimiterPostgres', '(a)')),
+  flood_vs_bare: ratio(find('backplane', '(a)'), find('bare koa, no limiter', '(a)')),
+  flood_vs_same_stack_unlimited: ratio(find('backplane', '(a)'), find('backplane, path not limited', '(a)')),
+  many_clients_vs_baseline: ratio(find('backplane', '(b)'), find('koa + RateLimiterPostgres', '(b)')),
+  many_clients_vs_bare: ratio(find('backplane', '(b)'), find('bare koa, no limiter', '(b)')),
+  flood_vs_baseline_one_process: ratio(find('backplane', '(a)'), find('koa + RateLimiterPostgres, 1 process', '(a)')),
+  many_clients_vs_baseline_one_process: ratio(find('backplane', '(b)'), find('koa + RateLimiterPostgres, 1 process', '(b)')),
+  over_admissions: find('backplane', '(a)').overAdmissions! + find('backplane', '(b)').overAdmissions!,
+  goals: { flood_vs_baseline: '>= 5', flood_vs_bare: '>= 0.8', many_clients_vs_baseline: '>= 3', over_admissions: '0' },
+};
+console.log(summary);
+for (const result of runs.filter((r) => r.decisions)) {
+  console.log(`backplane ${result.scenario}: decisions by source`, result.decisions);
+}
+mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+const file = join(root, 'bench', 'results', `ratelimit-${durable ? '' : 'fsync-off-'}${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
+const machine = { cpus: availableParallelism(), node: process.version };
+writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, database: durable ? 'durable' : 'fsync off', seconds, rounds, connections, instances, limit, table, summary, runs }, null, 2) + '\n');
+console.log(`written: ${file}`);

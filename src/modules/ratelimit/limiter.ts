@@ -1,0 +1,279 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Registry } from '../../platform/metrics/registry.ts';
+import { type Deadlined, DeadlineQueue } from './deadlines.ts';
+import { KnownBlocks } from './knownBlocks.ts';
+import { LocalBuckets } from './localBuckets.ts';
+import { type FallbackReason, createRateLimitMetrics } from './metrics.ts';
+import { type Decision, type GcraRule, type LimitSource, type RateLimit, describeDecision, gcraRule, sameLimit } from './rules.ts';
+import { type BucketOutcome, type StatementRunner, takeFromBuckets } from './store.ts';
+
+export interface RateLimiterOptions<N extends string> {
+  /** A pool reserved for decisions; its size is the number of statements in flight. */
+  db: StatementRunner;
+  /** Each limiter's limit, read on every decision. */
+  limits: Record<N, LimitSource>;
+  logger: Logger;
+  registry?: Registry;
+  /** Bound on one decision; past it the local fallback decides. */
+  decisionTimeoutMs?: number;
+  /** Statements in flight at once; keep it at the pool's size. */
+  maxInFlight?: number;
+  /** Keys decided by one statement at most. */
+  maxBatchKeys?: number;
+  /** Waiting keys that justify a statement beside one already in flight. */
+  parallelBatchKeys?: number;
+  /** After a failure, decisions skip the database for this long. */
+  retryDatabaseAfterMs?: number;
+}
+
+export interface RateLimiter<N extends string = string> {
+  /** Spends one request of `key`'s budget in `limiter`; never rejects because the store failed. */
+  take(limiter: N, key: string): Promise<Decision>;
+  /** Opens and prepares every connection now, so the first decisions do not pay for it. */
+  warm(): Promise<void>;
+}
+
+interface Waiter extends Deadlined {
+  resolve(decision: Decision): void;
+  state: LimiterState;
+  id: string;
+}
+
+interface PendingKey {
+  id: string;
+  key: Buffer;
+  waiters: Waiter[];
+}
+
+interface LimiterState {
+  name: string;
+  source: LimitSource;
+  limit: RateLimit;
+  rule: GcraRule;
+  blocks: KnownBlocks;
+  local: LocalBuckets;
+  pending: Map<string, PendingKey>;
+  hashes: Map<string, HashedKey>;
+  lastWarnedAt: number;
+}
+
+interface HashedKey {
+  id: string;
+  digest: Buffer;
+}
+
+const WARN_EVERY_MS = 60_000;
+const MAX_REMEMBERED_HASHES = 10_000;
+
+/**
+ * Shared GCRA limits decided in PostgreSQL. Concurrent takes are coalesced per limiter into one
+ * statement (all hits of one key in one row update); a statement leaves at once when none is in
+ * flight, so batches grow with load and an idle decision is one round trip. Keys known to be
+ * blocked are refused from memory, which sheds floods without touching the database.
+ */
+export function createRateLimiter<N extends string>(options: RateLimiterOptions<N>): RateLimiter<N> {
+  const timeoutMs = options.decisionTimeoutMs ?? 250;
+  const maxInFlight = options.maxInFlight ?? 4;
+  const maxBatchKeys = options.maxBatchKeys ?? 1_000;
+  const parallelBatchKeys = options.parallelBatchKeys ?? 32;
+  const retryDatabaseAfterMs = options.retryDatabaseAfterMs ?? 1_000;
+  const metrics = createRateLimitMetrics(options.registry);
+  const states = new Map<string, LimiterState>();
+  for (const name of Object.keys(options.limits) as N[]) {
+    const limit = options.limits[name]();
+    states.set(name, {
+      name,
+      source: options.limits[name],
+      limit,
+      rule: gcraRule(limit),
+      blocks: new KnownBlocks(),
+      local: new LocalBuckets(),
+      pending: new Map(),
+      hashes: new Map(),
+      lastWarnedAt: -Infinity,
+    });
+  }
+  let inFlight = 0;
+  let flushScheduled = false;
+  let databaseDownUntil = -Infinity;
+  let lastFailure: { reason: FallbackReason; error?: unknown } = { reason: 'error' };
+
+  const currentRule = (state: LimiterState): GcraRule => {
+    const limit = state.source();
+    if (!sameLimit(limit, state.limit)) {
+      state.limit = limit;
+      state.rule = gcraRule(limit);
+      // Blocks learnt under the old limit may be wrong under the new one.
+      state.blocks.clear();
+    }
+    return state.rule;
+  };
+
+  // A flood repeats one key: its hash is remembered rather than computed per request.
+  const hashed = (state: LimiterState, key: string): HashedKey => {
+    let found = state.hashes.get(key);
+    if (!found) {
+      const digest = createHash('sha256').update(`${state.name}\0${key}`).digest();
+      found = { id: digest.toString('hex'), digest };
+      if (state.hashes.size >= MAX_REMEMBERED_HASHES) {
+        state.hashes.clear();
+      }
+      state.hashes.set(key, found);
+    }
+    return found;
+  };
+
+  const counted = (state: LimiterState, decision: Decision): Decision => {
+    metrics.decided(state.name, decision.allowed, decision.source);
+    return decision;
+  };
+
+  const fromMemory = (state: LimiterState, waitMs: number): Decision =>
+    counted(state, { allowed: false, limit: state.rule.limit, remaining: 0, retryAfterMs: waitMs, nextUnitMs: waitMs, source: 'memory' });
+
+  const fromFallback = (state: LimiterState, id: string, reason: FallbackReason): Decision => {
+    metrics.fellBack(state.name, reason);
+    const now = performance.now();
+    if (now - state.lastWarnedAt >= WARN_EVERY_MS) {
+      state.lastWarnedAt = now;
+      options.logger.warn({ limiter: state.name, reason, err: lastFailure.error }, 'rate limits are decided per instance until the database answers again');
+    }
+    const outcome = state.local.take(id, state.rule);
+    return counted(state, describeDecision(state.rule, outcome.allowed, outcome.usedUs, 'fallback'));
+  };
+
+  const databaseFailed = (reason: FallbackReason, error?: unknown) => {
+    lastFailure = { reason, error };
+    databaseDownUntil = performance.now() + retryDatabaseAfterMs;
+  };
+
+  const settle = (waiter: Waiter, decision: Decision) => {
+    waiter.settled = true;
+    waiter.resolve(decision);
+  };
+
+  const deadlines = new DeadlineQueue<Waiter>((waiter) => {
+    databaseFailed('timeout');
+    settle(waiter, fromFallback(waiter.state, waiter.id, 'timeout'));
+  });
+
+  const settleBatch = (state: LimiterState, rule: GcraRule, batch: PendingKey[], outcomes: BucketOutcome[], sentAt: number) => {
+    batch.forEach((entry, index) => {
+      const { admitted, usedUs } = outcomes[index]!;
+      entry.waiters.forEach((waiter, position) => {
+        if (waiter.settled) {
+          return;
+        }
+        const allowed = position < admitted;
+        // The k-th admitted hit of a key left the bucket (admitted - k) intervals emptier than the last.
+        const used = allowed ? usedUs - (admitted - 1 - position) * rule.intervalUs : usedUs;
+        settle(waiter, counted(state, describeDecision(rule, allowed, used, 'database')));
+      });
+      const now = performance.now();
+      // Measured from when the statement was sent, so local state never runs ahead of the database's.
+      state.local.follow(entry.id, sentAt * 1000 + usedUs, now * 1000);
+      if (rule !== state.rule || rule.toleranceUs - usedUs >= rule.intervalUs) {
+        return;
+      }
+      const until = sentAt + (usedUs + rule.intervalUs - rule.toleranceUs) / 1000;
+      state.blocks.add(entry.id, until, now);
+      const queued = state.pending.get(entry.id);
+      if (queued && until > now) {
+        state.pending.delete(entry.id);
+        queued.waiters.filter((waiter) => !waiter.settled).forEach((waiter) => settle(waiter, fromMemory(state, until - now)));
+      }
+    });
+  };
+
+  const send = (state: LimiterState) => {
+    const batch: PendingKey[] = [];
+    for (const entry of state.pending.values()) {
+      state.pending.delete(entry.id);
+      // Hits already answered by the fallback are not spent twice.
+      entry.waiters = entry.waiters.filter((waiter) => !waiter.settled);
+      if (entry.waiters.length > 0) {
+        batch.push(entry);
+      }
+      if (batch.length >= maxBatchKeys) {
+        break;
+      }
+    }
+    if (batch.length === 0) {
+      return;
+    }
+    batch.sort((a, b) => (a.id < b.id ? -1 : 1));
+    const rule = state.rule;
+    const sentAt = performance.now();
+    inFlight += 1;
+    const keys = batch.map((entry) => entry.key);
+    const hits = batch.map((entry) => entry.waiters.length);
+    takeFromBuckets(options.db, rule, keys, hits)
+      .then(
+        (outcomes) => settleBatch(state, rule, batch, outcomes, sentAt),
+        (error: unknown) => {
+          databaseFailed('error', error);
+          for (const entry of batch) {
+            entry.waiters.filter((waiter) => !waiter.settled).forEach((waiter) => settle(waiter, fromFallback(state, entry.id, 'error')));
+          }
+        },
+      )
+      .finally(() => {
+        inFlight -= 1;
+        scheduleFlush();
+      });
+  };
+
+  // One statement at a time while that keeps up; a second one only once enough keys wait that
+  // parallel round trips beat a larger batch (small batches cost the database far more per key).
+  const flush = () => {
+    flushScheduled = false;
+    for (const state of states.values()) {
+      while (state.pending.size > 0 && inFlight < maxInFlight && (inFlight === 0 || state.pending.size >= parallelBatchKeys)) {
+        send(state);
+      }
+    }
+  };
+
+  // Takes that arrive in one turn of the event loop (one poll of many sockets) share a batch.
+  const scheduleFlush = () => {
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flush);
+    }
+  };
+
+  return {
+    async warm() {
+      const rule = gcraRule({ limit: 1, periodSeconds: 1 });
+      await Promise.all(Array.from({ length: maxInFlight }, () => takeFromBuckets(options.db, rule, [], []).catch(() => undefined)));
+    },
+    take(name, key) {
+      const state = states.get(name);
+      if (!state) {
+        throw new Error(`unknown rate limiter ${name}`);
+      }
+      currentRule(state);
+      const { id, digest } = hashed(state, key);
+      const now = performance.now();
+      const blockedUntil = state.blocks.blockedUntil(id, now);
+      if (blockedUntil !== undefined) {
+        return Promise.resolve(fromMemory(state, blockedUntil - now));
+      }
+      if (now < databaseDownUntil) {
+        return Promise.resolve(fromFallback(state, id, lastFailure.reason));
+      }
+      return new Promise<Decision>((resolve) => {
+        const waiter: Waiter = { resolve, settled: false, deadline: now + timeoutMs, state, id };
+        deadlines.add(waiter);
+        let entry = state.pending.get(id);
+        if (!entry) {
+          entry = { id, key: digest, waiters: [] };
+          state.pending.set(id, entry);
+        }
+        entry.waiters.push(waiter);
+        scheduleFlush();
+      });
+    },
+  };
+}

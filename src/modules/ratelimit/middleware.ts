@@ -1,0 +1,57 @@
+import type { Context, Next } from 'koa';
+import { rateLimited, tooManyAttempts } from './errors.ts';
+import { rateLimitHeaders } from './headers.ts';
+import type { RateLimiter } from './limiter.ts';
+import { type LimiterName, addressKey } from './limiters.ts';
+import type { Decision } from './rules.ts';
+
+const PROVIDER_REDIRECT = /^\/auth\/providers\/[^/]+\/(start|callback)\/?$/;
+
+/** Requests the per-address limit counts: every change under /auth, and the provider redirects. */
+export function countsPerAddress(method: string, path: string): boolean {
+  // The router matches paths case-insensitively, so the limit must too.
+  const lower = path.toLowerCase();
+  if (lower !== '/auth' && !lower.startsWith('/auth/')) {
+    return false;
+  }
+  return (method !== 'GET' && method !== 'HEAD') || PROVIDER_REDIRECT.test(lower);
+}
+
+/**
+ * The per-address limit (auth_ip), before routing: a counted request over the budget is 429
+ * rate_limited with Retry-After; every counted answer carries the RateLimit fields.
+ */
+export function limitRequestsPerAddress(limiter: RateLimiter<LimiterName>) {
+  return async function limitPerAddress(ctx: Context, next: Next): Promise<void> {
+    if (!countsPerAddress(ctx.method, ctx.path)) {
+      await next();
+      return;
+    }
+    const decision = await limiter.take('auth_ip', addressKey(ctx.state.clientAddress as string));
+    if (!decision.allowed) {
+      throw rateLimited('auth_ip', decision);
+    }
+    ctx.set(rateLimitHeaders('auth_ip', decision));
+    await next();
+  };
+}
+
+/**
+ * Spends one sign-in (auth_login) or two-factor change (auth_mfa) attempt: sets the RateLimit
+ * fields through `setHeader` and returns the decision, or throws 429 too_many_attempts.
+ */
+export async function spendAttempt(
+  limiter: RateLimiter<LimiterName>,
+  name: Exclude<LimiterName, 'auth_ip'>,
+  key: string,
+  setHeader: (name: string, value: string) => void,
+): Promise<Decision> {
+  const decision = await limiter.take(name, key);
+  if (!decision.allowed) {
+    throw tooManyAttempts(name, decision);
+  }
+  for (const [header, value] of Object.entries(rateLimitHeaders(name, decision))) {
+    setHeader(header, value);
+  }
+  return decision;
+}

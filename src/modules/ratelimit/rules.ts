@@ -1,0 +1,64 @@
+import type { BucketRule } from './store.ts';
+
+/** A limit as the settings express it: `limit` requests per `periodSeconds`. */
+export interface RateLimit {
+  limit: number;
+  periodSeconds: number;
+}
+
+/** The port a limiter reads its limit from, on every decision (the runtime settings). */
+export type LimitSource = () => RateLimit;
+
+/** Where a decision came from: the shared buckets, a block already known here, or the local fallback. */
+export type DecisionSource = 'database' | 'memory' | 'fallback';
+
+export interface Decision {
+  allowed: boolean;
+  /** The limit that decided, for the RateLimit-Policy header. */
+  limit: RateLimit;
+  /** Requests that would still be admitted right now. */
+  remaining: number;
+  /** When refused: how long until one more request is admitted. 0 when allowed. */
+  retryAfterMs: number;
+  /** How long until the remaining quota grows again; 0 when the bucket is full. */
+  nextUnitMs: number;
+  source: DecisionSource;
+}
+
+export interface GcraRule extends BucketRule {
+  limit: RateLimit;
+  toleranceUs: number;
+}
+
+/**
+ * GCRA with burst = limit: one request is paid back every periodSeconds/limit (the emission
+ * interval, whole microseconds), and a full bucket admits `limit` at once.
+ */
+export function gcraRule(limit: RateLimit): GcraRule {
+  const burst = Math.max(1, Math.floor(limit.limit));
+  const periodUs = Math.max(1, Math.round(limit.periodSeconds * 1_000_000));
+  const intervalUs = Math.max(1, Math.floor(periodUs / burst));
+  return { limit: { limit: burst, periodSeconds: limit.periodSeconds }, burst, intervalUs, toleranceUs: intervalUs * burst };
+}
+
+export function sameLimit(a: RateLimit, b: RateLimit): boolean {
+  return a.limit === b.limit && a.periodSeconds === b.periodSeconds;
+}
+
+/**
+ * Describes a bucket whose TAT lies `usedUs` ahead of now after the decision: what remains and
+ * when the next unit comes back (for a refusal, that is when to retry).
+ */
+export function describeDecision(rule: GcraRule, allowed: boolean, usedUs: number, source: DecisionSource): Decision {
+  const used = Math.max(0, usedUs);
+  const remaining = allowed ? Math.min(rule.burst, Math.max(0, Math.floor((rule.toleranceUs - used) / rule.intervalUs))) : 0;
+  const nextUnitUs = remaining >= rule.burst ? 0 : Math.max(1, used + (remaining + 1) * rule.intervalUs - rule.toleranceUs);
+  return {
+    allowed,
+    limit: rule.limit,
+    remaining,
+    retryAfterMs: allowed ? 0 : nextUnitUs / 1000,
+    nextUnitMs: nextUnitUs / 1000,
+    source,
+  };
+}

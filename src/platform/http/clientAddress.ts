@@ -1,0 +1,144 @@
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+
+/** One trusted proxy range: a network and its prefix length. */
+export interface ProxyRange {
+  network: string;
+  prefix: number;
+  family: 4 | 6;
+}
+
+const MAPPED_IPV4 = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
+
+/**
+ * The canonical text of an IP address (IPv6 compressed and lower case, zone dropped, IPv4-mapped
+ * IPv6 as plain IPv4), or undefined when it is not one.
+ */
+export function normaliseAddress(text: string): string | undefined {
+  const address = text.trim();
+  if (isIPv4(address)) {
+    return address;
+  }
+  const unzoned = address.replace(/%[^%]*$/, '');
+  if (!isIPv6(unzoned)) {
+    return undefined;
+  }
+  const canonical = new URL(`http://[${unzoned}]/`).hostname.slice(1, -1);
+  const mapped = MAPPED_IPV4.exec(canonical);
+  if (mapped) {
+    const high = parseInt(mapped[1]!, 16);
+    const low = parseInt(mapped[2]!, 16);
+    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  }
+  return canonical;
+}
+
+/** The network a client address belongs to for limits: IPv4 as is, IPv6 its /64. */
+export function addressNetwork(address: string): string {
+  if (!address.includes(':')) {
+    return address;
+  }
+  const [head = '', tail] = address.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups.slice(0, 4).join(':')}::/64`;
+}
+
+/**
+ * Parses APP_TRUSTED_PROXIES: comma-separated `<network>/<prefix>` ranges, a single address
+ * meaning /32 or /128. Throws naming the entry for anything else, and for any /0 (trusting every
+ * address would let any client choose its own address).
+ */
+export function parseTrustedProxies(value: string): ProxyRange[] {
+  if (value.trim() === '') {
+    return [];
+  }
+  return value.split(',').map((raw) => {
+    const entry = raw.trim();
+    const match = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(entry);
+    const address = match ? normaliseAddress(match[1]!) : undefined;
+    if (!match || !address || match[1]!.includes('%')) {
+      throw new Error(`"${entry}" is not an address or <network>/<prefix> range`);
+    }
+    const family = address.includes(':') ? 6 : 4;
+    const written = match[2] === undefined ? (isIPv4(match[1]!) ? 32 : 128) : Number(match[2]);
+    // An IPv4-mapped IPv6 range is the IPv4 range 96 bits further in; anything wider is no range of clients.
+    const mapped = family === 4 && !isIPv4(match[1]!);
+    const prefix = mapped ? written - 96 : written;
+    const bits = family === 4 ? 32 : 128;
+    if (prefix < 0 || prefix > bits) {
+      throw new Error(`"${entry}" has a prefix outside 1-${mapped ? 128 : bits}`);
+    }
+    if (prefix === 0) {
+      throw new Error(`"${entry}" would trust every address`);
+    }
+    return { network: address, prefix, family };
+  });
+}
+
+export interface ClientAddressResolver {
+  /** The client behind `peer`: read from X-Forwarded-For only when `peer` is a trusted proxy. */
+  resolve(peer: string | undefined, forwardedFor: string | string[] | undefined): string;
+  isTrusted(address: string): boolean;
+}
+
+function ipv4Number(address: string): number {
+  const [a = 0, b = 0, c = 0, d = 0] = address.split('.').map(Number);
+  return ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
+}
+
+/** `[v6]`, `[v6]:port`, `v4:port` or a bare address, as proxies write hops. */
+function parseHop(hop: string): string | undefined {
+  const text = hop.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(text);
+  if (bracketed) {
+    return normaliseAddress(bracketed[1]!);
+  }
+  const withPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(text);
+  return normaliseAddress(withPort ? withPort[1]! : text);
+}
+
+/**
+ * Walks X-Forwarded-For from the right (the hop the trusted peer itself added) past trusted
+ * proxies to the first untrusted address. A malformed hop ends the walk with the peer's own
+ * address, and so does a chain of trusted hops only.
+ */
+export function createClientAddressResolver(ranges: ProxyRange[]): ClientAddressResolver {
+  // IPv4 ranges as integer masks: checking a hop is then a few operations, not an object per call.
+  const ipv4 = ranges.filter((range) => range.family === 4).map((range) => {
+    const mask = range.prefix === 32 ? 0xffffffff : ~(0xffffffff >>> range.prefix) >>> 0;
+    return { mask, network: (ipv4Number(range.network) & mask) >>> 0 };
+  });
+  const ipv6 = new BlockList();
+  for (const range of ranges.filter((r) => r.family === 6)) {
+    ipv6.addSubnet(range.network, range.prefix, 'ipv6');
+  }
+  const hasIpv6 = ranges.some((range) => range.family === 6);
+  const isTrusted = (address: string) => {
+    if (!address.includes(':')) {
+      const value = ipv4Number(address);
+      return ipv4.some((range) => ((value & range.mask) >>> 0) === range.network);
+    }
+    return hasIpv6 && ipv6.check(address, 'ipv6');
+  };
+  return {
+    isTrusted,
+    resolve(peer, forwardedFor) {
+      const client = normaliseAddress(peer ?? '') ?? '';
+      if (!client || !forwardedFor || !isTrusted(client)) {
+        return client;
+      }
+      const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
+      for (let index = hops.length - 1; index >= 0; index -= 1) {
+        const hop = parseHop(hops[index]!);
+        if (!hop) {
+          return client;
+        }
+        if (!isTrusted(hop)) {
+          return hop;
+        }
+      }
+      return client;
+    },
+  };
+}

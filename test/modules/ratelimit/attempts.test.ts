@@ -1,0 +1,68 @@
+import test from 'ava';
+import pino from 'pino';
+import {
+  RateLimitError,
+  createRateLimiter,
+  mfaChangeKey,
+  signInKey,
+  spendAttempt,
+  type LimiterName,
+} from '../../../src/modules/ratelimit/index.ts';
+import { createPool, type InstrumentedPool } from '../../../src/platform/db/pool.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+
+let db: TestDatabase;
+let pool: InstrumentedPool;
+
+test.before(async () => {
+  db = await createTestDatabase();
+  pool = createPool({ connectionString: db.url, max: 2, applicationName: 'attempts-test' });
+});
+
+test.after.always(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+const limiter = () =>
+  createRateLimiter<LimiterName>({
+    db: pool,
+    limits: {
+      auth_ip: () => ({ limit: 60, periodSeconds: 60 }),
+      auth_login: () => ({ limit: 3, periodSeconds: 900 }),
+      auth_mfa: () => ({ limit: 2, periodSeconds: 900 }),
+    },
+    logger: pino({ level: 'silent' }),
+    decisionTimeoutMs: 10_000,
+  });
+
+test('sign-in attempts: the budget per email and network, then 429 too_many_attempts with Retry-After', async (t) => {
+  const limits = limiter();
+  const headers: Record<string, string> = {};
+  const setHeader = (name: string, value: string) => void (headers[name] = value);
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    await spendAttempt(limits, 'auth_login', signInKey(' Someone@Example.com', '198.51.100.9'), setHeader);
+  }
+  t.is(headers['RateLimit-Policy'], '"auth_login";q=3;w=900');
+  t.regex(headers.RateLimit!, /^"auth_login";r=0;t=\d+$/);
+  const error = await t.throwsAsync(spendAttempt(limits, 'auth_login', signInKey('someone@example.com', '198.51.100.9'), setHeader), {
+    instanceOf: RateLimitError,
+  });
+  t.is(error!.code, 'too_many_attempts');
+  t.is(error!.headers!['Retry-After'], '300');
+  t.is(error!.headers!.RateLimit, '"auth_login";r=0;t=300');
+  // Another network, or another email, has its own budget; an IPv6 client is its /64.
+  await t.notThrowsAsync(spendAttempt(limits, 'auth_login', signInKey('someone@example.com', '198.51.100.10'), setHeader));
+  await t.notThrowsAsync(spendAttempt(limits, 'auth_login', signInKey('other@example.com', '198.51.100.9'), setHeader));
+  t.is(signInKey('a@example.com', '2001:db8:1:2::1'), signInKey('a@example.com', '2001:db8:1:2:ffff::9'));
+});
+
+test('two-factor change attempts share one budget per account', async (t) => {
+  const limits = limiter();
+  const account = `account-${Date.now()}`;
+  await spendAttempt(limits, 'auth_mfa', mfaChangeKey(account), () => undefined);
+  await spendAttempt(limits, 'auth_mfa', mfaChangeKey(account), () => undefined);
+  const error = await t.throwsAsync(spendAttempt(limits, 'auth_mfa', mfaChangeKey(account), () => undefined), { instanceOf: RateLimitError });
+  t.is(error!.code, 'too_many_attempts');
+  await t.notThrowsAsync(spendAttempt(limits, 'auth_mfa', mfaChangeKey(`${account}-other`), () => undefined));
+});

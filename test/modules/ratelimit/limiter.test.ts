@@ -1,0 +1,207 @@
+import test from 'ava';
+import type pg from 'pg';
+import pino from 'pino';
+import client from 'prom-client';
+import { createRateLimiter, type RateLimit, retryAfterSeconds } from '../../../src/modules/ratelimit/index.ts';
+import type { StatementRunner } from '../../../src/modules/ratelimit/store.ts';
+import { createPool, type InstrumentedPool } from '../../../src/platform/db/pool.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+
+let db: TestDatabase;
+const pools: InstrumentedPool[] = [];
+
+test.before(async () => {
+  db = await createTestDatabase();
+});
+
+test.after.always(async () => {
+  await Promise.all(pools.map((pool) => pool.end().catch(() => undefined)));
+  await db?.drop();
+});
+
+const silent = pino({ level: 'silent' });
+
+function newPool(max = 4): InstrumentedPool {
+  const pool = createPool({ connectionString: db.url, max, applicationName: 'ratelimit-test' });
+  pools.push(pool);
+  return pool;
+}
+
+// A generous bound: these tests are about what the database decides, on a machine that may be busy.
+function limiterWith<N extends string>(limits: Record<N, () => RateLimit>, options: { db?: StatementRunner; registry?: client.Registry; logger?: pino.Logger } = {}) {
+  return createRateLimiter<N>({ db: options.db ?? newPool(), limits, logger: options.logger ?? silent, registry: options.registry, decisionTimeoutMs: 10_000 });
+}
+
+const perHour = (limit: number) => () => ({ limit, periodSeconds: 3600 });
+let unique = 0;
+const freshKey = () => `key-${process.pid}-${Date.now()}-${(unique += 1)}`;
+
+test('a new key admits its burst at once, then refuses until one interval is paid back', async (t) => {
+  const limiter = limiterWith({ login: () => ({ limit: 2, periodSeconds: 60 }) });
+  const key = freshKey();
+  const first = await limiter.take('login', key);
+  const second = await limiter.take('login', key);
+  const third = await limiter.take('login', key);
+  t.deepEqual([first.allowed, second.allowed, third.allowed], [true, true, false]);
+  t.deepEqual([first.remaining, second.remaining], [1, 0]);
+  t.is(first.source, 'database');
+  t.is(retryAfterSeconds(third), 30);
+  t.true(third.retryAfterMs > 29_000 && third.retryAfterMs <= 30_000);
+});
+
+test('concurrent hits for one key are decided in order inside one row update: exactly the burst passes', async (t) => {
+  const limiter = limiterWith({ signin: perHour(5) });
+  const key = freshKey();
+  const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.take('signin', key)));
+  const allowed = decisions.filter((decision) => decision.allowed);
+  t.is(allowed.length, 5);
+  t.deepEqual(allowed.map((decision) => decision.remaining).sort(), [0, 1, 2, 3, 4]);
+  t.true(decisions.filter((decision) => !decision.allowed).every((decision) => decision.retryAfterMs > 0 && decision.remaining === 0));
+});
+
+test('decisions match a reference GCRA over random batches, limits and keys', async (t) => {
+  // Intervals of minutes or more: the test runs in far less than one, so no quota comes back meanwhile.
+  let seed = 7;
+  const random = (n: number) => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return seed % n;
+  };
+  for (let round = 0; round < 12; round += 1) {
+    const burst = 1 + random(20);
+    const limit = { limit: burst, periodSeconds: burst * (180 + random(3600)) };
+    const limiter = limiterWith({ model: () => limit });
+    const keys = [freshKey(), freshKey(), freshKey()];
+    const used = new Map(keys.map((key) => [key, 0]));
+    for (let step = 0; step < 6; step += 1) {
+      const hits = keys.flatMap((key) => Array<string>(random(burst + 3)).fill(key));
+      const decisions = await Promise.all(hits.map((key) => limiter.take('model', key)));
+      for (const key of keys) {
+        const asked = hits.filter((hit) => hit === key).length;
+        const expected = Math.min(asked, burst - used.get(key)!);
+        t.true(decisions.every((decision) => decision.source !== 'fallback'));
+        const got = decisions.filter((decision, index) => hits[index] === key && decision.allowed);
+        t.is(got.length, expected, `round ${round} step ${step} burst ${burst}`);
+        t.deepEqual(
+          got.map((decision) => decision.remaining).sort((a, b) => a - b),
+          Array.from({ length: expected }, (_v, index) => burst - used.get(key)! - expected + index),
+        );
+        used.set(key, used.get(key)! + expected);
+      }
+    }
+  }
+});
+
+test('three instances on one database admit exactly the budget for one key', async (t) => {
+  const instances = [0, 1, 2].map(() => limiterWith({ auth_ip: perHour(60) }));
+  for (const [budget, attempts] of [
+    [60, 150],
+    [60, 61],
+  ] as const) {
+    const key = freshKey();
+    const decisions = await Promise.all(Array.from({ length: attempts }, (_v, index) => instances[index % 3]!.take('auth_ip', key)));
+    t.is(decisions.filter((decision) => decision.allowed).length, budget);
+    t.true(decisions.filter((decision) => !decision.allowed).every((decision) => retryAfterSeconds(decision) >= 1));
+  }
+});
+
+test('limiters keep separate budgets; no key is stored in the clear', async (t) => {
+  const limiter = limiterWith({ first: perHour(1), second: perHour(1) });
+  const key = `secret-${freshKey()}@example.com`;
+  t.true((await limiter.take('first', key)).allowed);
+  t.false((await limiter.take('first', key)).allowed);
+  t.true((await limiter.take('second', key)).allowed);
+  const rows = await db.pool.query<{ key: Buffer }>('select key from ratelimit_buckets');
+  t.true(rows.rows.every((row) => row.key.length === 32 && !row.key.toString('latin1').includes('secret')));
+});
+
+test('a lowered limit applies to the next decision, and so does a raised one', async (t) => {
+  let limit = { limit: 60, periodSeconds: 60 };
+  const limiter = limiterWith({ auth_ip: () => limit });
+  const key = freshKey();
+  t.true((await limiter.take('auth_ip', key)).allowed);
+  limit = { limit: 1, periodSeconds: 60 };
+  const lowered = await limiter.take('auth_ip', key);
+  t.false(lowered.allowed);
+  t.is(lowered.limit.limit, 1);
+  t.false((await limiter.take('auth_ip', key)).allowed);
+  limit = { limit: 60, periodSeconds: 60 };
+  t.true((await limiter.take('auth_ip', key)).allowed);
+});
+
+test('refusals for a key known to be blocked are answered from memory, without a statement', async (t) => {
+  const pool = newPool();
+  let statements = 0;
+  const counting: StatementRunner = {
+    query: (config) => {
+      statements += 1;
+      return pool.query(config);
+    },
+  };
+  const limiter = limiterWith({ flood: perHour(1) }, { db: counting });
+  const key = freshKey();
+  t.true((await limiter.take('flood', key)).allowed);
+  t.is(statements, 1);
+  const flood = await Promise.all(Array.from({ length: 200 }, () => limiter.take('flood', key)));
+  t.is(statements, 1);
+  t.true(flood.every((decision) => !decision.allowed && decision.source === 'memory' && retryAfterSeconds(decision) > 3500));
+});
+
+function capture() {
+  const lines: string[] = [];
+  return { lines, logger: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }) };
+}
+
+async function counterValue(registry: client.Registry, name: string, labels: Record<string, string>): Promise<number> {
+  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+  const values = (metric?.values ?? []) as Array<{ labels: Record<string, string>; value: number }>;
+  return values.filter((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value)).reduce((sum, v) => sum + v.value, 0);
+}
+
+test('a failing database: the local fallback decides with the same limit, warns once, and counts it', async (t) => {
+  const pool = newPool();
+  await pool.end();
+  const registry = new client.Registry();
+  const { lines, logger } = capture();
+  const limiter = limiterWith({ auth_login: perHour(3) }, { db: pool, registry, logger });
+  const key = freshKey();
+  const decisions = [];
+  for (let attempt = 0; attempt < 6; attempt += 1) {
+    decisions.push(await limiter.take('auth_login', key));
+  }
+  t.deepEqual(decisions.map((decision) => decision.allowed), [true, true, true, false, false, false]);
+  t.true(decisions.every((decision) => decision.source === 'fallback'));
+  t.is(lines.length, 1);
+  t.is(await counterValue(registry, 'backplane_ratelimit_fallbacks_total', { limiter: 'auth_login', reason: 'error' }), 6);
+  t.is(await counterValue(registry, 'backplane_ratelimit_decisions_total', { limiter: 'auth_login', source: 'fallback', allowed: 'true' }), 3);
+});
+
+test('a slow database: past the bound the fallback decides, and the database is used again later', async (t) => {
+  const registry = new client.Registry();
+  const limiter = createRateLimiter({
+    db: newPool(),
+    limits: { slow: perHour(10) },
+    logger: silent,
+    registry,
+    decisionTimeoutMs: 100,
+    retryDatabaseAfterMs: 200,
+  });
+  await limiter.warm();
+  const key = freshKey();
+  t.is((await limiter.take('slow', key)).source, 'database');
+  const blocker: pg.PoolClient = await db.pool.connect();
+  try {
+    await blocker.query('begin');
+    await blocker.query('select key from ratelimit_buckets for update');
+    const started = performance.now();
+    const slow = await limiter.take('slow', key);
+    t.is(slow.source, 'fallback');
+    t.true(slow.allowed);
+    t.true(performance.now() - started < 1_000);
+    t.is(await counterValue(registry, 'backplane_ratelimit_fallbacks_total', { reason: 'timeout' }), 1);
+  } finally {
+    await blocker.query('rollback');
+    blocker.release();
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.is((await limiter.take('slow', key)).source, 'database');
+});
