@@ -3,6 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningInstance } from '../../src/app/instance.ts';
+import { defaultRateLimitSettings } from '../../src/app/rateLimits.ts';
 import { type EmbeddedDatabase, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
 import { migrateUp } from '../../src/platform/db/migrations.ts';
 import { createPool } from '../../src/platform/db/pool.ts';
@@ -23,7 +24,9 @@ test.before(async () => {
   const pool = createPool({ connectionString: server.url, max: 2, applicationName: 'test' });
   await migrateUp(pool);
   await pool.end();
-  instance = await startTestInstance(server.url, { APP_TRUSTED_PROXIES: '127.0.0.1/32' });
+  // 60 at once, paid back one a minute: the counts below do not depend on how fast requests go.
+  const rateLimits = { ...defaultRateLimitSettings(), auth_ip: () => ({ limit: 60, periodSeconds: 3600 }) };
+  instance = await startTestInstance(server.url, { APP_TRUSTED_PROXIES: '127.0.0.1/32' }, { rateLimits });
 });
 
 test.after.always(async () => {
