@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningInstance } from '../../src/app/instance.ts';
-import { defaultRateLimitSettings } from '../../src/app/rateLimits.ts';
+import { fixedRateLimits } from '../support/rateLimits.ts';
 import { type EmbeddedDatabase, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
 import { migrateUp } from '../../src/platform/db/migrations.ts';
 import { createPool } from '../../src/platform/db/pool.ts';
@@ -25,7 +25,7 @@ test.before(async () => {
   await migrateUp(pool);
   await pool.end();
   // 60 at once, paid back one a minute: the counts below do not depend on how fast requests go.
-  const rateLimits = { ...defaultRateLimitSettings(), auth_ip: () => ({ limit: 60, periodSeconds: 3600 }) };
+  const rateLimits = fixedRateLimits({ auth_ip: () => ({ limit: 60, periodSeconds: 3600 }) });
   instance = await startTestInstance(server.url, { APP_TRUSTED_PROXIES: '127.0.0.1/32' }, { rateLimits });
 });
 

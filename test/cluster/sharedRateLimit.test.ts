@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { RunningInstance } from '../../src/app/instance.ts';
-import { defaultRateLimitSettings } from '../../src/app/rateLimits.ts';
+import { fixedRateLimits } from '../support/rateLimits.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { send } from '../support/forwarded.ts';
 import { startTestInstance } from '../support/instance.ts';
@@ -12,7 +12,7 @@ test.before(async () => {
   db = await createTestDatabase();
   // The seed's 60 at once but paid back one a minute, and a generous decision bound: this file is
   // about what the shared buckets admit, not about how fast a busy machine sends 150 requests.
-  const rateLimits = { ...defaultRateLimitSettings(), auth_ip: () => ({ limit: 60, periodSeconds: 3600 }) };
+  const rateLimits = fixedRateLimits({ auth_ip: () => ({ limit: 60, periodSeconds: 3600 }) });
   instances = await Promise.all([0, 1, 2].map(() => startTestInstance(db.url, { APP_TRUSTED_PROXIES: '127.0.0.1/32' }, { rateLimits, rateLimitTimeoutMs: 10_000 })));
 });
 

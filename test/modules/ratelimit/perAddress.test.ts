@@ -1,6 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import type { RunningInstance } from '../../../src/app/instance.ts';
-import { DEFAULT_RATE_LIMITS, LIMITER_NAMES, type RateLimit, type RateLimitSettings } from '../../../src/modules/ratelimit/index.ts';
+import type { RateLimit } from '../../../src/modules/ratelimit/index.ts';
+import { fixedRateLimits } from '../../support/rateLimits.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 import { type PlainResponse, send, statuses } from '../../support/forwarded.ts';
 import { startTestInstance } from '../../support/instance.ts';
@@ -15,8 +16,7 @@ let perAddress = hourly;
 
 test.before(async () => {
   db = await createTestDatabase();
-  const defaults = Object.fromEntries(LIMITER_NAMES.map((name) => [name, () => DEFAULT_RATE_LIMITS[name]])) as RateLimitSettings;
-  const rateLimits = { ...defaults, auth_ip: () => perAddress };
+  const rateLimits = fixedRateLimits({ auth_ip: () => perAddress });
   instance = await startTestInstance(db.url, { APP_TRUSTED_PROXIES: '127.0.0.1/32' }, { rateLimits });
 });
 
