@@ -1,11 +1,25 @@
 import { recordAuditEvent } from '../modules/audit/index.ts';
-import type { JobDefinition, RecordJobDefinitionChange } from '../modules/jobs/index.ts';
+import { type JobDefinition, type RecordJobDefinitionChange, defineJob } from '../modules/jobs/index.ts';
+import { cleanupRateLimitBuckets } from '../modules/ratelimit/index.ts';
 import type { Config } from './config.ts';
 import { testJobDefinitions } from './testJobs.ts';
 
+/** Hourly: buckets that are full again carry no state worth keeping. */
+export const ratelimitCleanupJob = defineJob({
+  name: 'ratelimit_cleanup',
+  description: 'Deletes rate-limit buckets that are full again, in batches',
+  schedule: '0 * * * *',
+  timeoutSeconds: 600,
+  maxAttempts: 3,
+  handler: async ({ db, logger }) => {
+    const deleted = await cleanupRateLimitBuckets(db);
+    logger.info({ job: 'ratelimit_cleanup', deleted }, 'rate-limit buckets cleaned');
+  },
+});
+
 /** Every job of the product: each module contributes its definitions here. */
 export function jobDefinitions(config: Config): JobDefinition[] {
-  return [...(config.testJobs ? testJobDefinitions() : [])];
+  return [ratelimitCleanupJob, ...(config.testJobs ? testJobDefinitions() : [])];
 }
 
 /** A definition change becomes the audit event `jobs.definition.changed`, in the change's transaction. */
