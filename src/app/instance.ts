@@ -24,7 +24,8 @@ import { loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
 import { createHttpApp } from './http.ts';
 import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
-import { RATE_LIMIT_CONNECTIONS, settingsRateLimits } from './rateLimits.ts';
+import { openSecretBox } from './encryptionKey.ts';
+import { RATE_LIMIT_CONNECTIONS, settingsRateLimits, signInAttempts } from './rateLimits.ts';
 import { createRoutes } from './routes.ts';
 
 export interface RunningInstance {
@@ -121,6 +122,13 @@ export async function startInstance(
       settings: settings.service,
       audit: createAuditQueries(pool),
       roles: createRoleChanges(pool, recordAudit),
+      signIn: {
+        pool,
+        signingKey: auth.signingKey,
+        secrets: openSecretBox(config),
+        attempts: signInAttempts(rateLimits.limiter),
+        recordAudit,
+      },
       heartbeatSeconds: config.heartbeatSeconds,
       jobs: jobs.service,
       system: {

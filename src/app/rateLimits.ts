@@ -1,4 +1,13 @@
-import { LIMITER_NAMES, type RateLimitSettings } from '../modules/ratelimit/index.ts';
+import type { AttemptLimits } from '../modules/auth/index.ts';
+import {
+  LIMITER_NAMES,
+  type LimiterName,
+  type RateLimitSettings,
+  type RateLimiter,
+  mfaChangeKey,
+  signInKey,
+  spendAttempt,
+} from '../modules/ratelimit/index.ts';
 import type { SettingsReader } from '../modules/settings/index.ts';
 
 /** Connections each instance reserves for rate-limit decisions: the statements it keeps in flight. */
@@ -18,4 +27,12 @@ export function settingsRateLimits(settings: SettingsReader): RateLimitSettings 
     throw new Error('every limiter needs its setting');
   }
   return limits;
+}
+
+/** The sign-in module's attempt budgets, spent in the shared limiter (429 too_many_attempts when over). */
+export function signInAttempts(limiter: RateLimiter<LimiterName>): AttemptLimits {
+  return {
+    spendSignIn: async (email, request) => void (await spendAttempt(limiter, 'auth_login', signInKey(email, request.clientAddress), request.setHeader)),
+    spendMfaChange: async (accountId, request) => void (await spendAttempt(limiter, 'auth_mfa', mfaChangeKey(accountId), request.setHeader)),
+  };
 }

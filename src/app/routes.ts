@@ -1,5 +1,5 @@
 import { type AuditQueries, auditRoutes } from '../modules/audit/index.ts';
-import { type RoleChanges, authRoutes, rolesRoutes } from '../modules/auth/index.ts';
+import { type RoleChanges, type SignInDeps, authRoutes, mfaRoutes, rolesRoutes, signInRoutes } from '../modules/auth/index.ts';
 import type { SigningKey } from '../modules/auth/signingKeys.ts';
 import type { Readiness } from '../modules/health/readiness.ts';
 import { healthRoutes } from '../modules/health/routes.ts';
@@ -20,6 +20,7 @@ export interface RouteDeps {
   settings: SettingsService;
   audit: AuditQueries;
   roles: RoleChanges;
+  signIn: SignInDeps;
   heartbeatSeconds: number;
   jobs: JobsServiceDeps;
 }
@@ -35,6 +36,8 @@ export function createRoutes(deps: RouteDeps, version: string): AnyRoute[] {
     ...healthRoutes(deps.system),
     ...releasesRoutes(deps.db, deps.heartbeatSeconds),
     ...authRoutes(deps),
+    ...signInRoutes(deps),
+    ...mfaRoutes(deps),
     ...settingsRoutes(deps),
     ...auditRoutes(deps),
     ...rolesRoutes(deps),

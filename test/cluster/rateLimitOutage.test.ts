@@ -45,14 +45,14 @@ const viaProxy = (client: string) => send(instance.url, { path: '/auth/sign-in',
 
 test.serial('with the database stopped the local fallback keeps the same limit, and no request fails', async (t) => {
   const before = await statuses(10, () => viaProxy('198.51.100.1'));
-  t.true(before.every((status) => status === 404));
+  t.true(before.every((status) => status === 422));
   t.true((await decisions('database')) >= 10);
 
   await server.stop();
   const known = await statuses(51, () => viaProxy('198.51.100.1'));
-  t.deepEqual(known, [...Array<number>(50).fill(404), 429]);
+  t.deepEqual(known, [...Array<number>(50).fill(422), 429]);
   const fresh = await statuses(61, () => viaProxy('198.51.100.2'));
-  t.deepEqual(fresh, [...Array<number>(60).fill(404), 429]);
+  t.deepEqual(fresh, [...Array<number>(60).fill(422), 429]);
   t.true((await decisions('fallback')) >= 100);
   const fallbacks = (await instance.registry.getSingleMetricAsString('backplane_ratelimit_fallbacks_total')).split('\n');
   t.true(fallbacks.some((line) => /limiter="auth_ip"/.test(line) && /reason="error"/.test(line)));

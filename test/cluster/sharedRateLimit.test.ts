@@ -29,7 +29,7 @@ test('three instances on one database: concurrent requests for one client admit 
   const admitted = responses.filter((response) => response.status !== 429);
   const refused = responses.filter((response) => response.status === 429);
   t.is(admitted.length, 60);
-  t.true(admitted.every((response) => response.status === 404));
+  t.true(admitted.every((response) => response.status === 422));
   t.is(refused.length, 90);
   t.true(refused.every((response) => response.body?.code === 'rate_limited' && Number(response.headers['retry-after']) >= 1));
   // Every instance took part, and each now refuses this client.

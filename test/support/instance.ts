@@ -14,6 +14,8 @@ export async function startTestInstance(
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     APP_METRICS_PORT: '0',
+    // A fixed key, so test instances never generate one into the checkout's data folder.
+    APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
     ...env,
   });
   return startInstance(config, options);

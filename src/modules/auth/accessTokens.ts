@@ -9,6 +9,8 @@ export interface AccessTokenClaims {
   email: string;
   /** How the sign-in was made: pwd, otp, recovery, cli, provider name... */
   methods: string[];
+  /** The session (refresh token family member) the token came from; absent for CLI tokens. */
+  sessionId?: string | undefined;
 }
 
 export interface IssuedToken {
@@ -17,7 +19,7 @@ export interface IssuedToken {
 }
 
 export async function issueAccessToken(key: SigningKey, claims: AccessTokenClaims, ttlSeconds: number): Promise<IssuedToken> {
-  const token = await new SignJWT({ email: claims.email, amr: claims.methods })
+  const token = await new SignJWT({ email: claims.email, amr: claims.methods, ...(claims.sessionId ? { sid: claims.sessionId } : {}) })
     .setProtectedHeader({ alg: ALGORITHM, kid: key.kid, typ: 'at+jwt' })
     .setIssuer(ISSUER)
     .setSubject(claims.accountId)
@@ -39,7 +41,12 @@ export function createTokenVerifier(publicJwks: JWK[]) {
       if (typeof payload.sub !== 'string' || !Array.isArray(payload.amr)) {
         return 'invalid';
       }
-      return { accountId: payload.sub, email: String(payload.email ?? ''), methods: payload.amr.map(String) };
+      return {
+        accountId: payload.sub,
+        email: String(payload.email ?? ''),
+        methods: payload.amr.map(String),
+        sessionId: typeof payload.sid === 'string' ? payload.sid : undefined,
+      };
     } catch (error) {
       return error instanceof errors.JWTExpired ? 'expired' : 'invalid';
     }

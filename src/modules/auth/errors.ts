@@ -10,6 +10,14 @@ export const authStatuses = {
   unknown_permission: 422,
   invalid_role_name: 422,
   invalid_email: 422,
+  invalid_credentials: 401,
+  invalid_challenge: 401,
+  invalid_mfa: 401,
+  invalid_refresh_token: 401,
+  invalid_code: 422,
+  mfa_already_enabled: 409,
+  mfa_not_enabled: 409,
+  mfa_setup_not_started: 409,
 } as const satisfies StatusTable;
 
 export type AuthErrorCode = keyof typeof authStatuses;

@@ -37,7 +37,7 @@ export function createRouteGuard(
       if (claims === 'invalid') {
         throw unauthenticated('The bearer token is not valid.');
       }
-      return { kind: 'account', id: claims.accountId, label: claims.email, methods: claims.methods };
+      return { kind: 'account', id: claims.accountId, label: claims.email, methods: claims.methods, sessionId: claims.sessionId };
     },
     async authorize(actor: Actor, permission: string): Promise<void> {
       if (!(await grantsCache.confirm(actor.id, permission))) {

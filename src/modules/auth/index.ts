@@ -20,6 +20,11 @@ export { rolesRoutes } from './rolesRoutes.ts';
 export { createRoleChanges, type RoleChanges, type RecordRoleAudit } from './roleChanges.ts';
 export type { OpsMfaPolicy } from './guard.ts';
 export { authStatuses } from './errors.ts';
+export { signInRoutes } from './signInRoutes.ts';
+export { mfaRoutes } from './mfaRoutes.ts';
+export { completeSignIn, type SignedIn, type SessionDeps } from './sessions.ts';
+export type { AttemptLimits, SignInDeps } from './signIn.ts';
+export type { AuthAuditEvent, RecordAuthAudit } from './authAudit.ts';
 
 export async function createAuthModule(deps: AuthModuleDeps) {
   const signingKey = await loadSigningKey(deps.db, deps.jwtPrivateKey);

@@ -10,6 +10,8 @@ export interface Actor {
   label: string;
   /** Authentication methods of the token's sign-in (e.g. pwd, otp, cli). */
   methods: string[];
+  /** The sign-in session the token came from, when it came from one (sign-out revokes it). */
+  sessionId?: string | undefined;
 }
 
 /** What a handler may know of the request besides its validated input. */

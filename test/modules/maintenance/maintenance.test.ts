@@ -38,10 +38,10 @@ const OPEN: Array<[string, string, number]> = [
   ['GET', '/ops/audit', 200],
   ['GET', '/ops/roles', 200],
   ['GET', '/ops/releases/instances', 200],
-  // Sign-in routes come with the sign-in issue; until then they are 404, but never held by maintenance.
-  ['POST', '/auth/sign-in', 404],
-  ['POST', '/auth/sign-in/mfa', 404],
-  ['POST', '/auth/token', 404],
+  // Sign-in routes are never held by maintenance: an empty body reaches validation.
+  ['POST', '/auth/sign-in', 422],
+  ['POST', '/auth/sign-in/mfa', 422],
+  ['POST', '/auth/token', 422],
 ];
 
 const call = (method: string, path: string) =>

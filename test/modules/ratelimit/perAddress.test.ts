@@ -25,6 +25,7 @@ test.after.always(async () => {
   await db?.drop();
 });
 
+// An empty sign-in passes the limit and stops at validation (422).
 const viaProxy = (client: string, path = '/auth/sign-in', method = 'POST') => send(instance.url, { path, method, forwardedFor: client });
 
 function assertRateLimited(t: ExecutionContext, response: PlainResponse, quota = 60, window = 3600) {
@@ -42,11 +43,11 @@ function assertRateLimited(t: ExecutionContext, response: PlainResponse, quota =
 
 test.serial('behind a trusted proxy: 60 requests for one forwarded client pass, the 61st is 429; another client still passes', async (t) => {
   const passed = await statuses(60, () => viaProxy('198.51.100.1'));
-  t.true(passed.every((status) => status === 404), passed.join());
+  t.true(passed.every((status) => status === 422), passed.join());
   const last = await viaProxy('198.51.100.1');
   assertRateLimited(t, last);
   const other = await viaProxy('198.51.100.2');
-  t.is(other.status, 404);
+  t.is(other.status, 422);
   t.is(other.headers['ratelimit-policy'], '"auth_ip";q=60;w=3600');
   t.is(other.headers.ratelimit, '"auth_ip";r=59;t=60');
 });
@@ -54,14 +55,14 @@ test.serial('behind a trusted proxy: 60 requests for one forwarded client pass, 
 test.serial('a peer outside the trusted ranges is limited as itself, whatever it forwards', async (t) => {
   const spoofing = (index: number) => send(instance.url, { path: '/auth/sign-in', localAddress: '127.0.0.2', forwardedFor: `203.0.113.${index % 250}` });
   const passed = await statuses(60, spoofing);
-  t.true(passed.every((status) => status === 404), passed.join());
+  t.true(passed.every((status) => status === 422), passed.join());
   assertRateLimited(t, await spoofing(61));
 });
 
 test.serial('only changes under /auth and the provider redirects count, whatever the case of the path', async (t) => {
   const client = '198.51.100.3';
   const reads = await statuses(70, () => viaProxy(client, '/auth/me', 'GET'));
-  t.true(reads.every((status) => status === 404));
+  t.true(reads.every((status) => status === 401));
   const elsewhere = await statuses(70, () => viaProxy(client, '/ops/anything'));
   t.true(elsewhere.every((status) => status !== 429));
   const counted = [
@@ -78,20 +79,20 @@ test.serial('only changes under /auth and the provider redirects count, whatever
 
 test.serial('IPv6 clients share the budget of their /64', async (t) => {
   const passed = await statuses(60, (index) => viaProxy(`2001:db8:1:2::${(index % 9) + 1}`));
-  t.true(passed.every((status) => status === 404), passed.join());
+  t.true(passed.every((status) => status === 422), passed.join());
   assertRateLimited(t, await viaProxy('2001:db8:1:2:ffff::1'));
-  t.is((await viaProxy('2001:db8:1:3::1')).status, 404);
+  t.is((await viaProxy('2001:db8:1:3::1')).status, 422);
 });
 
 test.serial('a lowered limit applies to the next request, and a raised one too', async (t) => {
   const client = '198.51.100.4';
-  t.is((await viaProxy(client)).status, 404);
+  t.is((await viaProxy(client)).status, 422);
   perAddress = { limit: 2, periodSeconds: 3600 };
   try {
-    t.is((await viaProxy(client)).status, 404);
+    t.is((await viaProxy(client)).status, 422);
     assertRateLimited(t, await viaProxy(client), 2);
     perAddress = hourly;
-    t.is((await viaProxy(client)).status, 404);
+    t.is((await viaProxy(client)).status, 422);
   } finally {
     perAddress = hourly;
   }

@@ -74,3 +74,10 @@ export async function listAccounts(db: Queryable): Promise<AccountSummary[]> {
   const result = await db.query<{ id: string; email: string; created_at: Date; roles: string[] }>(selectAccountsSql);
   return result.rows.map((row) => ({ id: row.id, email: row.email, roles: row.roles, createdAt: row.created_at }));
 }
+
+const selectAccountRolesSql = `select role_name from account_roles where account_id = $1 order by role_name`;
+
+export async function listAccountRoles(db: Queryable, accountId: string): Promise<string[]> {
+  const result = await db.query<{ role_name: string }>(selectAccountRolesSql, [accountId]);
+  return result.rows.map((row) => row.role_name);
+}

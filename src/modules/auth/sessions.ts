@@ -1,0 +1,128 @@
+import { isIP } from 'node:net';
+import type pg from 'pg';
+import type { Queryable } from '../../platform/db/pool.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
+import type { RequestInfo } from '../../platform/http/route.ts';
+import { issueAccessToken } from './accessTokens.ts';
+import { type RecordAuthAudit, requestContext } from './authAudit.ts';
+import { AuthError } from './errors.ts';
+import { newOpaqueToken, tokenHash } from './opaqueTokens.ts';
+import type { SigningKey } from './signingKeys.ts';
+import { findAccountSessionByToken, insertSession, lockSessionByToken, markSessionRotated, revokeAccountSession, revokeSessionFamily } from './store/sessions.ts';
+
+export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
+export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+
+export interface SignedIn {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+}
+
+export interface SessionDeps {
+  signingKey: SigningKey;
+}
+
+const clientIp = (address: string) => {
+  const bare = address.replace(/%.*$/, '');
+  return isIP(bare) ? bare : null;
+};
+
+async function openSession(
+  tx: Queryable,
+  deps: SessionDeps,
+  account: { id: string; email: string },
+  methods: string[],
+  request: Pick<RequestInfo, 'clientAddress' | 'userAgent'>,
+  familyId: string | null,
+): Promise<SignedIn> {
+  const refreshToken = newOpaqueToken();
+  const sessionId = await insertSession(tx, {
+    accountId: account.id,
+    tokenHash: tokenHash(refreshToken),
+    familyId,
+    methods,
+    ttlSeconds: REFRESH_TOKEN_TTL_SECONDS,
+    userAgent: request.userAgent.slice(0, 500),
+    clientIp: clientIp(request.clientAddress),
+  });
+  const access = await issueAccessToken(deps.signingKey, { accountId: account.id, email: account.email, methods, sessionId }, ACCESS_TOKEN_TTL_SECONDS);
+  return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken };
+}
+
+/**
+ * Ends a successful sign-in (password, second factor, or a third-party provider): opens a session
+ * in the caller's transaction and issues its refresh and access tokens.
+ */
+export function completeSignIn(
+  tx: Queryable,
+  deps: SessionDeps,
+  account: { id: string; email: string },
+  methods: string[],
+  request: Pick<RequestInfo, 'clientAddress' | 'userAgent'>,
+): Promise<SignedIn> {
+  return openSession(tx, deps, account, methods, request, null);
+}
+
+/**
+ * Rotates a refresh token: the presented one is marked rotated and a new one joins its family.
+ * A token presented again after rotation means it leaked: the whole family is revoked.
+ */
+export async function refreshSession(
+  pool: pg.Pool,
+  deps: SessionDeps & { recordAudit: RecordAuthAudit },
+  refreshToken: string,
+  request: RequestInfo,
+): Promise<SignedIn> {
+  const outcome = await withTransaction(pool, async (tx) => {
+    const session = await lockSessionByToken(tx, tokenHash(refreshToken));
+    if (!session) {
+      return undefined;
+    }
+    if (session.rotated) {
+      const revoked = await revokeSessionFamily(tx, session.family_id);
+      await deps.recordAudit(tx, {
+        ...requestContext(request),
+        action: 'auth.session.reuse_detected',
+        actor: { kind: 'account', id: session.account_id, label: session.email },
+        resource: { type: 'account', id: session.account_id },
+        outcome: 'denied',
+        metadata: { family_id: session.family_id, sessions_revoked: revoked },
+      });
+      return undefined;
+    }
+    if (!session.usable) {
+      return undefined;
+    }
+    await markSessionRotated(tx, session.id);
+    return openSession(tx, deps, { id: session.account_id, email: session.email }, session.methods, request, session.family_id);
+  });
+  if (!outcome) {
+    throw new AuthError('invalid_refresh_token', 'The refresh token is unknown, expired, revoked or already used.');
+  }
+  return outcome;
+}
+
+/**
+ * Signs out: revokes the session family of the given refresh token (it must be the caller's), or
+ * else the session the access token came from.
+ */
+export async function signOut(pool: pg.Pool, deps: { recordAudit: RecordAuthAudit }, refreshToken: string | undefined, request: RequestInfo): Promise<void> {
+  const actor = request.actor!;
+  await withTransaction(pool, async (tx) => {
+    const sessionId = refreshToken ? await findAccountSessionByToken(tx, actor.id, tokenHash(refreshToken)) : actor.sessionId;
+    if (refreshToken && !sessionId) {
+      throw new AuthError('invalid_refresh_token', 'The refresh token is not one of this account.');
+    }
+    const revoked = sessionId ? await revokeAccountSession(tx, actor.id, sessionId) : 0;
+    await deps.recordAudit(tx, {
+      ...requestContext(request),
+      action: 'auth.signed_out',
+      actor: { kind: 'account', id: actor.id, label: actor.label },
+      resource: { type: 'account', id: actor.id },
+      outcome: 'success',
+      metadata: { sessions_revoked: revoked },
+    });
+  });
+}

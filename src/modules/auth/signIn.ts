@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import type { Queryable } from '../../platform/db/pool.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
+import type { RequestInfo } from '../../platform/http/route.ts';
+import type { SecretBox } from '../../platform/secrets/secretBox.ts';
+import { type AuthAuditEvent, type RecordAuthAudit, requestContext } from './authAudit.ts';
+import { AuthError } from './errors.ts';
+import { newOpaqueToken, tokenHash } from './opaqueTokens.ts';
+import { hashPassword, verifyPassword } from './passwords.ts';
+import { type SecondFactorInput, useSecondFactor } from './secondFactor.ts';
+import { type SessionDeps, type SignedIn, completeSignIn } from './sessions.ts';
+import { findAccountByEmail } from './store/accounts.ts';
+import { findOpenChallenge, findTotp, insertChallenge, useChallenge } from './store/mfa.ts';
+
+export const CHALLENGE_TTL_SECONDS = 5 * 60;
+export const SECOND_FACTOR_METHODS = ['totp', 'recovery_code'];
+
+/** The shared attempt budgets, a port filled in by src/app/ with the rate limiter; over budget it throws 429. */
+export interface AttemptLimits {
+  /** One sign-in attempt (password or second factor) for this email from the client's network. */
+  spendSignIn(email: string, request: RequestInfo): Promise<void>;
+  /** One two-factor change attempt (confirm, disable, new recovery codes) of this account. */
+  spendMfaChange(accountId: string, request: RequestInfo): Promise<void>;
+}
+
+export interface SignInDeps extends SessionDeps {
+  pool: pg.Pool;
+  secrets: SecretBox;
+  attempts: AttemptLimits;
+  recordAudit: RecordAuthAudit;
+}
+
+export interface Challenge {
+  challenge_token: string;
+  methods: string[];
+  expires_in: number;
+}
+
+// Unknown emails are checked against this hash, so they cost the same argon2 work as a wrong password.
+let dummyHash: Promise<string> | undefined;
+const unknownAccountHash = () => (dummyHash ??= hashPassword(randomBytes(16).toString('base64url')));
+
+const invalidCredentials = () => new AuthError('invalid_credentials', 'The email or password is wrong.');
+
+function failure(request: RequestInfo, reason: string, account: { id: string; email: string } | undefined, email: string): AuthAuditEvent {
+  return {
+    ...requestContext(request),
+    action: 'auth.sign_in.failed',
+    actor: account ? { kind: 'account', id: account.id, label: account.email } : { kind: 'anonymous', label: email.slice(0, 254) },
+    ...(account ? { resource: { type: 'account' as const, id: account.id } } : {}),
+    outcome: reason === 'rate_limited' ? 'denied' : 'failure',
+    metadata: { reason },
+  };
+}
+
+/** Spends a sign-in attempt; a refusal is audited before it is answered. */
+async function spendSignInAttempt(deps: SignInDeps, email: string, account: { id: string; email: string } | undefined, request: RequestInfo) {
+  try {
+    await deps.attempts.spendSignIn(email, request);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'too_many_attempts') {
+      await deps.recordAudit(deps.pool, failure(request, 'rate_limited', account, email));
+    }
+    throw error;
+  }
+}
+
+async function signedIn(deps: SignInDeps, account: { id: string; email: string }, methods: string[], request: RequestInfo, work?: (tx: Queryable) => Promise<boolean>) {
+  return withTransaction(deps.pool, async (tx) => {
+    if (work && !(await work(tx))) {
+      return undefined;
+    }
+    const tokens = await completeSignIn(tx, deps, account, methods, request);
+    await deps.recordAudit(tx, {
+      ...requestContext(request),
+      action: 'auth.sign_in.succeeded',
+      actor: { kind: 'account', id: account.id, label: account.email },
+      resource: { type: 'account', id: account.id },
+      outcome: 'success',
+      metadata: { methods },
+    });
+    return tokens;
+  });
+}
+
+/**
+ * Password sign-in. The attempt is spent before the password is checked, so a flood costs no
+ * argon2 work; an account with TOTP gets a single-use challenge for the second step instead of tokens.
+ */
+export async function signInWithPassword(deps: SignInDeps, input: { email: string; password: string }, request: RequestInfo): Promise<SignedIn | Challenge> {
+  const email = input.email.trim();
+  await spendSignInAttempt(deps, email, undefined, request);
+  const account = await findAccountByEmail(deps.pool, email);
+  const valid = await verifyPassword(account?.passwordHash ?? (await unknownAccountHash()), input.password);
+  if (!account || !account.passwordHash || !valid) {
+    await deps.recordAudit(deps.pool, failure(request, 'invalid_credentials', account, email));
+    throw invalidCredentials();
+  }
+  if ((await findTotp(deps.pool, account.id))?.confirmed) {
+    const challengeToken = newOpaqueToken();
+    await insertChallenge(deps.pool, account.id, tokenHash(challengeToken), CHALLENGE_TTL_SECONDS);
+    return { challenge_token: challengeToken, methods: SECOND_FACTOR_METHODS, expires_in: CHALLENGE_TTL_SECONDS };
+  }
+  return (await signedIn(deps, account, ['pwd'], request))!;
+}
+
+/** The second step: a challenge from the password step and an authenticator or recovery code. */
+export async function signInWithSecondFactor(
+  deps: SignInDeps,
+  input: SecondFactorInput & { challenge_token: string },
+  request: RequestInfo,
+): Promise<SignedIn> {
+  const challenge = await findOpenChallenge(deps.pool, tokenHash(input.challenge_token));
+  if (!challenge) {
+    throw new AuthError('invalid_challenge', 'The challenge token is unknown, expired or already used.');
+  }
+  const account = { id: challenge.account_id, email: challenge.email };
+  // Second-factor attempts count against the same budget as passwords.
+  await spendSignInAttempt(deps, challenge.email, account, request);
+  const tokens = await signedIn(deps, account, ['pwd', input.recovery_code === undefined ? 'otp' : 'recovery'], request, async (tx) => {
+    const method = await useSecondFactor(tx, deps.secrets, account.id, input);
+    if (method && !(await useChallenge(tx, challenge.id))) {
+      throw new AuthError('invalid_challenge', 'The challenge token is unknown, expired or already used.');
+    }
+    return method !== undefined;
+  });
+  if (!tokens) {
+    await deps.recordAudit(deps.pool, failure(request, 'invalid_code', account, challenge.email));
+    throw new AuthError('invalid_mfa', 'The second factor is wrong or was already used.');
+  }
+  return tokens;
+}
