@@ -7,6 +7,7 @@ import { createAuthModule, createRoleChanges } from '../modules/auth/index.ts';
 import { createReadiness } from '../modules/health/readiness.ts';
 import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
 import { createRuntimeSampler } from '../modules/health/runtimeStats.ts';
+import { createIdentitiesModule } from '../modules/identities/index.ts';
 import { createJobsModule } from '../modules/jobs/index.ts';
 import { maintenanceMode, maintenanceStatuses } from '../modules/maintenance/index.ts';
 import { trackInstance } from '../modules/releases/index.ts';
@@ -17,10 +18,13 @@ import { type Queryable, createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import { registerPoolMetrics } from '../platform/metrics/dbPool.ts';
 import { createHttpMetrics, createRegistry } from '../platform/metrics/registry.ts';
+import { createSecretBox, parseEncryptionKeys } from '../platform/secrets/secretBox.ts';
 import { createTaskPool } from '../platform/tasks/pool.ts';
 import { loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
+import { encryptionKeyText } from './encryptionKey.ts';
 import { createHttpApp } from './http.ts';
+import { accessTokenSignIn, canStillSignIn, identifyCaller, identityAccounts } from './identities.ts';
 import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
 import { createRoutes } from './routes.ts';
 
@@ -66,13 +70,33 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
   });
   const runtime = createRuntimeSampler();
   registerRuntimeMetrics(registry, runtime);
+  const tasks = createTaskPool({ threads: config.taskThreads, closeTimeoutMs: config.drainTimeoutMs, registry, logger });
+  const keyText = encryptionKeyText(config);
+  const identities = createIdentitiesModule({
+    pool,
+    logger,
+    registry,
+    runTask: tasks.runTask,
+    providers: config.oidcProviders,
+    box: createSecretBox(parseEncryptionKeys(keyText)!),
+    encryptionKeys: keyText,
+    publicUrl: config.publicUrl,
+    accounts: identityAccounts,
+    // The sign-in module's completion replaces this placeholder when it lands (see src/app/identities.ts).
+    completeSignIn: accessTokenSignIn(auth.signingKey, recordAudit),
+    canStillSignIn,
+    identifyCaller: identifyCaller(pool, auth.signingKey),
+    recordAudit,
+  });
   const readiness = createReadiness(
-    [{ name: 'database', failure: 'the database did not answer', run: async () => void (await pool.query('select 1')) }],
+    [
+      { name: 'database', failure: 'the database did not answer', run: async () => void (await pool.query('select 1')) },
+      ...identities.readinessChecks(),
+    ],
     { onFailure: (name, error) => logger.warn({ check: name, err: error }, 'readiness check failed') },
   );
   const migrationFiles = listMigrationFiles();
   const latestMigration = Math.max(0, ...migrationFiles.map((file) => file.version));
-  const tasks = createTaskPool({ threads: config.taskThreads, closeTimeoutMs: config.drainTimeoutMs, registry, logger });
   const jobs = createJobsModule({
     pool,
     listener,
@@ -80,7 +104,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     registry,
     runTask: tasks.runTask,
     instanceId,
-    definitions: jobDefinitions(config),
+    definitions: jobDefinitions(config, { identities }),
     workers: config.jobWorkers,
     queues: config.jobQueues,
     leaseSeconds: config.jobLeaseSeconds,
@@ -96,6 +120,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
       roles: createRoleChanges(pool, recordAudit),
       heartbeatSeconds: config.heartbeatSeconds,
       jobs: jobs.service,
+      identities: identities.routeDeps,
       system: {
         instance: { id: instanceId, ...build, startedAt },
         pool,
@@ -113,7 +138,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     logger,
     routes,
     guard: auth.guard,
-    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses],
+    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses, identities.statuses],
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
     draining: () => readiness.draining,
@@ -162,6 +187,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
       await Promise.all([closed, jobs.stop(config.drainTimeoutMs)]);
       clearTimeout(timer);
       await tasks.close();
+      identities.close();
       await tracker.stop();
       auth.close();
       settings.close();

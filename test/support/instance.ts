@@ -1,6 +1,9 @@
 import { loadConfig } from '../../src/app/config.ts';
 import { type RunningInstance, startInstance } from '../../src/app/instance.ts';
 
+/** The key test instances seal secrets with (never the development key file in the working tree). */
+export const TEST_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
+
 /** One real instance in this process on a free port, against the given database. */
 export async function startTestInstance(databaseUrl: string, env: Record<string, string> = {}): Promise<RunningInstance> {
   const config = loadConfig({
@@ -9,6 +12,7 @@ export async function startTestInstance(databaseUrl: string, env: Record<string,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     APP_METRICS_PORT: '0',
+    APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     ...env,
   });
   return startInstance(config);

@@ -74,3 +74,17 @@ export async function listAccounts(db: Queryable): Promise<AccountSummary[]> {
   const result = await db.query<{ id: string; email: string; created_at: Date; roles: string[] }>(selectAccountsSql);
   return result.rows.map((row) => ({ id: row.id, email: row.email, roles: row.roles, createdAt: row.created_at }));
 }
+
+const lockAccountSql = `select id from accounts where id = $1 for update`;
+
+/** Locks the account row until the caller's transaction ends; false when there is no such account. */
+export async function lockAccount(db: Queryable, id: string): Promise<boolean> {
+  return ((await db.query(lockAccountSql, [id])).rowCount ?? 0) > 0;
+}
+
+const deleteAccountSql = `delete from accounts where id = $1`;
+
+/** Deletes the account; its roles, identities and sessions go with it (on delete cascade). */
+export async function deleteAccount(db: Queryable, id: string): Promise<boolean> {
+  return ((await db.query(deleteAccountSql, [id])).rowCount ?? 0) > 0;
+}
