@@ -85,7 +85,11 @@ export async function startTestProvider(name = 'acme'): Promise<TestProvider> {
         token_endpoint_auth_method: 'client_secret_basic',
       },
     ],
-    features: { devInteractions: { enabled: true }, revocation: { enabled: true } },
+    features: {
+      devInteractions: { enabled: true },
+      // RFC 7009 §2.1: a client may revoke only the tokens issued to it.
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
+    },
     scopes: ['openid', 'email', 'offline_access'],
     claims: { openid: ['sub'], email: ['email', 'email_verified'] },
     findAccount: (_ctx, subject) => {
