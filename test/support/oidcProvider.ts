@@ -20,6 +20,8 @@ export interface TestProvider {
   readonly errors: unknown[];
   /** Status of every revocation request the provider answered, in order. */
   readonly revocations: number[];
+  /** Revocation requests received, answered or not. */
+  readonly revocationsReceived: number;
   /** Slows every revocation answer (to hold a batch in flight). */
   revocationDelayMs: number;
   stop(): Promise<void>;
@@ -117,14 +119,16 @@ export async function startTestProvider(name = 'acme'): Promise<TestProvider> {
   const handle = provider.callback();
 
   const revocations: number[] = [];
-  const state = { revocationDelayMs: 0 };
+  const state = { revocationDelayMs: 0, received: 0 };
   let server: Server | undefined;
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     if (req.url?.startsWith('/token/revocation')) {
+      state.received += 1;
       res.on('finish', () => revocations.push(res.statusCode));
       if (state.revocationDelayMs > 0) {
-        setTimeout(() => void handle(req, res), state.revocationDelayMs);
+        // A caller that died meanwhile (a killed instance) gets nothing: its request is gone.
+        setTimeout(() => void (req.destroyed ? undefined : handle(req, res)), state.revocationDelayMs);
         return;
       }
     }
@@ -147,6 +151,9 @@ export async function startTestProvider(name = 'acme'): Promise<TestProvider> {
     addPerson: (subject, email, verified = true) => void people.set(subject, { email, email_verified: verified }),
     revocations,
     errors,
+    get revocationsReceived() {
+      return state.received;
+    },
     get revocationDelayMs() {
       return state.revocationDelayMs;
     },
