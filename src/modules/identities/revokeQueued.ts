@@ -77,7 +77,6 @@ function revocationTarget(deps: RevocationDeps, name: string): task.RevocationPr
   }
   return {
     name,
-    issuer: configuration.serverMetadata().issuer,
     revocationEndpoint: endpoint,
     clientId: spec.clientId,
     clientSecret: spec.clientSecret,

@@ -1,13 +1,12 @@
 // Runs on a worker thread: opens each sealed token here and sends it to its provider's revocation
-// endpoint (RFC 7009), several at a time. Plaintext tokens exist only on this thread, only during
-// their request, and never appear in what the task returns.
-import * as oidc from 'openid-client';
+// endpoint (RFC 7009), several at a time over keep-alive sockets. Plaintext tokens exist only on
+// this thread, only during their request, and never appear in what the task returns.
 import { type SecretBox, createSecretBox, parseEncryptionKeys } from '../../../platform/secrets/secretBox.ts';
 import { describeProviderFailure } from '../providerFailures.ts';
+import { type RevocationClient, RevocationRefused, createRevocationClient } from './rfc7009.ts';
 
 export interface RevocationProvider {
   name: string;
-  issuer: string;
   revocationEndpoint: string;
   clientId: string;
   clientSecret: string;
@@ -33,28 +32,9 @@ export interface RevocationResult {
   error?: string;
 }
 
-function configurationFor(provider: RevocationProvider, timeoutMs: number): oidc.Configuration {
-  const auth = provider.authMethod === 'client_secret_post' ? oidc.ClientSecretPost(provider.clientSecret) : oidc.ClientSecretBasic(provider.clientSecret);
-  const configuration = new oidc.Configuration(
-    { issuer: provider.issuer, revocation_endpoint: provider.revocationEndpoint },
-    provider.clientId,
-    undefined,
-    auth,
-  );
-  if (provider.insecureLoopback) {
-    oidc.allowInsecureRequests(configuration);
-  }
-  configuration.timeout = timeoutMs / 1000;
-  return configuration;
-}
-
-async function revokeOne(
-  box: SecretBox,
-  configurations: Map<string, oidc.Configuration>,
-  token: RevokeTokensInput['tokens'][number],
-): Promise<RevocationResult> {
-  const configuration = configurations.get(token.provider);
-  if (!configuration) {
+async function revokeOne(box: SecretBox, clients: Map<string, RevocationClient>, token: RevokeTokensInput['tokens'][number]): Promise<RevocationResult> {
+  const client = clients.get(token.provider);
+  if (!client) {
     return { id: token.id, revoked: false, error: 'provider_not_configured' };
   }
   let plaintext: string;
@@ -64,10 +44,10 @@ async function revokeOne(
     return { id: token.id, revoked: false, error: 'token_unreadable' };
   }
   try {
-    await oidc.tokenRevocation(configuration, plaintext, { token_type_hint: 'refresh_token' });
+    await client.revoke(plaintext);
     return { id: token.id, revoked: true };
   } catch (error) {
-    return { id: token.id, revoked: false, error: describeProviderFailure(error) };
+    return { id: token.id, revoked: false, error: error instanceof RevocationRefused ? error.failure : describeProviderFailure(error) };
   }
 }
 
@@ -78,16 +58,21 @@ export async function revokeTokens(input: RevokeTokensInput): Promise<Revocation
     throw Object.assign(new Error('the encryption key given to the task does not parse'), { code: 'invalid_task_input' });
   }
   const box = createSecretBox(keys);
-  const configurations = new Map(input.providers.map((provider) => [provider.name, configurationFor(provider, input.timeoutMs)]));
+  const lanes = Math.max(1, Math.min(input.concurrency, input.tokens.length));
+  const clients = new Map(input.providers.map((provider) => [provider.name, createRevocationClient(provider, { timeoutMs: input.timeoutMs, sockets: lanes })]));
   const results: RevocationResult[] = new Array(input.tokens.length);
   let next = 0;
   const lane = async () => {
     while (next < input.tokens.length) {
       const index = next;
       next += 1;
-      results[index] = await revokeOne(box, configurations, input.tokens[index]!);
+      results[index] = await revokeOne(box, clients, input.tokens[index]!);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(input.concurrency, input.tokens.length)) }, lane));
+  try {
+    await Promise.all(Array.from({ length: lanes }, lane));
+  } finally {
+    clients.forEach((client) => client.close());
+  }
   return results;
 }
