@@ -141,11 +141,17 @@ try {
     await sleep(2_000);
     again = await fetch(`${service.url}/ops/jobs/definitions/auth_revoke_tokens/run`, { method: 'POST', headers: auth });
   }
+  const floodStarted = performance.now();
+  if (again.status !== 202) {
+    throw new Error(`run-now answered ${again.status}`);
+  }
   await sleep(500);
   const duringFlood = await measure('GET /ops/system, flood, during the job', system, auth, undefined);
+  const floodLoadEndedAt = (performance.now() - floodStarted) / 1000;
   while ((await queueDepth()) > 0) {
-    await sleep(200);
+    await sleep(100);
   }
+  const floodJobSeconds = (performance.now() - floodStarted) / 1000;
 
   printTable([idle, during, idleFlood, duringFlood]);
   const jobRate = TOKENS / jobSeconds;
@@ -166,6 +172,7 @@ try {
     flood_p99_ratio: Number((duringFlood.p99Ms / Math.max(idleFlood.p99Ms, 0.001)).toFixed(2)),
     // The p99 measured while the job ran the whole time, not partly after it.
     load_within_job: loadEndedAt <= jobSeconds,
+    flood_load_within_job: floodLoadEndedAt <= floodJobSeconds,
     goals: { speedup: '>= 10', p99_ratio: '<= 1.5', flood_p99_ratio: 'reported only' },
   };
   console.log(summary);
