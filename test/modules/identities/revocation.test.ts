@@ -102,6 +102,23 @@ test.serial('unlinking the last way to sign in is refused with 409 and queues no
   t.deepEqual(await queue(), []);
 });
 
+test.serial('two unlinks at once of an account with two providers and no password: exactly one succeeds', async (t) => {
+  await clearQueue();
+  provider.addPerson('nora-sub', 'nora@example.com');
+  const signedIn = await signInThroughProvider(instance.url, 'acme', 'nora-sub');
+  const accountId = decodeJwt(signedIn.body.access_token).sub!;
+  // A second provider's identity, as if linked earlier through another provider.
+  await db.pool.query("insert into identities (account_id, provider, subject, refresh_token_sealed) values ($1, 'other', 'nora-other', $2)", [
+    accountId,
+    box.seal('other-token', 'identity:other:nora-other'),
+  ]);
+  const unlink = (name: string) => fetch(`${instance.url}/auth/identities/${name}`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) });
+  const statuses = (await Promise.all([unlink('acme'), unlink('other')])).map((response) => response.status).sort();
+  t.deepEqual(statuses, [204, 409]);
+  t.is((await db.pool.query('select 1 from identities where account_id = $1', [accountId])).rowCount, 1);
+  t.is((await queue()).length, 1);
+});
+
 test.serial('unlink: not linked is 404, no bearer is 401, a malformed name is 422', async (t) => {
   const { token } = await passwordAccountLinkedTo('ivy-sub', 'ivy@example.com');
   await assertProblem(t, await fetch(`${instance.url}/auth/identities/other`, { method: 'DELETE', headers: bearer(token) }), 404, 'identity_not_found');

@@ -82,6 +82,12 @@ test.serial('with a bearer token, start links the provider to that account inste
   await assertProblem(t, taken.callback, 409, 'identity_in_use');
   const after = (await db.pool.query<{ n: number }>('select count(*)::int as n from auth_token_revocations')).rows[0]!.n;
   t.is(after, before + 1);
+
+  // One identity per provider and account: a second subject at acme is refused.
+  provider.addPerson('carol-second-sub', 'carol.second@example.com');
+  const second = await signInThroughProvider(instance.url, 'acme', 'carol-second-sub', bearer(ownerToken));
+  await assertProblem(t, second.callback, 409, 'provider_already_linked');
+  t.is((await db.pool.query('select 1 from identities where subject = $1', ['carol-second-sub'])).rowCount, 0);
 });
 
 test.serial('a new subject needs a verified email that no account uses', async (t) => {
