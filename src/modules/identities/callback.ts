@@ -7,7 +7,7 @@ import { IdentityError } from './errors.ts';
 import type { AccountRef, TokenBody } from './ports.ts';
 import { describeProviderFailure, isProviderOutage } from './providerFailures.ts';
 import { takeFlow } from './store/flows.ts';
-import { type Identity, findIdentityForUpdate, insertIdentity, lockSubject, recordIdentitySignIn } from './store/identities.ts';
+import { findIdentity, findIdentityForUpdate, insertIdentity, lockSubject, recordIdentitySignIn } from './store/identities.ts';
 import { queueTokenRevocations } from './store/revocations.ts';
 
 /** What the provider sent back to the callback: every parameter, as openid-client checks them all. */
@@ -58,12 +58,11 @@ async function exchangeCode(deps: IdentitiesDeps, provider: string, query: Callb
   }
 }
 
-/** A newer refresh token replaces the stored one, which is queued for revocation. */
-async function refreshIdentity(tx: Queryable, identity: Identity, email: string | undefined, sealed: string | null): Promise<void> {
-  if (sealed && identity.refreshTokenSealed && identity.refreshTokenSealed !== sealed) {
-    await queueTokenRevocations(tx, [{ provider: identity.provider, subject: identity.subject, tokenSealed: identity.refreshTokenSealed }]);
+/** A refresh token received for a refused sign-in is revoked, unless its subject is linked (its grant may be shared). */
+async function discardRefreshToken(deps: IdentitiesDeps, provider: string, subject: string, sealed: string): Promise<void> {
+  if (!(await findIdentity(deps.pool, provider, subject))) {
+    await queueTokenRevocations(deps.pool, [{ provider, subject, tokenSealed: sealed }]);
   }
-  await recordIdentitySignIn(tx, identity.id, email ?? null, sealed);
 }
 
 async function linkIdentity(
@@ -102,14 +101,16 @@ async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: stri
       throw new IdentityError('identity_in_use', `This ${provider} identity is linked to another account.`);
     }
     if (existing) {
-      await refreshIdentity(tx, existing, answer.email, sealed);
+      await recordIdentitySignIn(tx, existing.id, answer.email ?? null, sealed);
     } else {
       await linkIdentity(deps, tx, account, provider, answer, sealed, request, false);
     }
     return account;
   }
   if (existing) {
-    await refreshIdentity(tx, existing, answer.email, sealed);
+    // A newer refresh token replaces the stored one. The old one is not revoked: at many providers
+    // a client's tokens for one person share a grant, and revoking it would end the new one too.
+    await recordIdentitySignIn(tx, existing.id, answer.email ?? null, sealed);
     return (await deps.accounts.findById(tx, existing.accountId))!;
   }
   if (!answer.email || !answer.emailVerified) {
@@ -127,7 +128,7 @@ async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: stri
 /**
  * The provider's redirect back: consumes the state (single use), exchanges the code, then signs in
  * the linked account, links the provider to the account that started the flow, or creates an
- * account for a new subject. A refresh token that is not kept is queued for revocation.
+ * account for a new subject. A refresh token of a refused sign-in is queued for revocation.
  */
 export async function completeProviderFlow(deps: IdentitiesDeps, provider: string, query: CallbackQuery, request: RequestInfo): Promise<TokenBody> {
   if (!deps.providers.spec(provider)) {
@@ -149,7 +150,7 @@ export async function completeProviderFlow(deps: IdentitiesDeps, provider: strin
     });
   } catch (error) {
     if (sealed) {
-      await queueTokenRevocations(deps.pool, [{ provider, subject: answer.subject, tokenSealed: sealed }]);
+      await discardRefreshToken(deps, provider, answer.subject, sealed);
     }
     throw error;
   }
