@@ -2,6 +2,7 @@
 // a loopback revocation endpoint answering in ~20 ms; baseline: the same task revoking one token at a
 // time, in the same run. Meanwhile GET /ops/system's p99 on that instance, against its idle p99.
 // Goals: at least 10x the baseline's tokens/s; p99 during the job within 1.5x idle.
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { revokeTokens } from '../../src/modules/identities/tasks/revokeTokens.ts';
@@ -174,6 +175,8 @@ try {
     load_within_job: loadEndedAt <= jobSeconds,
     flood_load_within_job: floodLoadEndedAt <= floodJobSeconds,
     goals: { speedup: '>= 10', p99_ratio: '<= 1.5', flood_p99_ratio: 'reported only' },
+    // Other work on the machine moves every latency figure: the 1-minute load average at the end.
+    machine: { cpus: cpus().length, load_average_1m: Number(loadavg()[0]!.toFixed(2)) },
   };
   console.log(summary);
   console.log(`written: ${writeResults('revocation', { when: new Date().toISOString(), results: [idle, during, idleFlood, duringFlood], summary })}`);
