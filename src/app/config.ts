@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { type ProxyRange, parseTrustedProxies } from '../platform/http/clientAddress.ts';
+import { type ProviderSpec, parseProviderList } from '../modules/identities/providerConfig.ts';
 
 /** Everything the service reads from the environment; the only reader of process.env. */
 export interface Config {
@@ -26,7 +27,8 @@ export interface Config {
   encryptionKey: string | undefined;
   jwtPrivateKey: string | undefined;
   publicUrl: string;
-  oidcProviders: string | undefined;
+  /** APP_OIDC_PROVIDERS, checked: a bad entry stops start-up. */
+  oidcProviders: ProviderSpec[];
   logLevel: string;
   production: boolean;
 }
@@ -106,6 +108,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (testJobs && production) {
     throw new ConfigError('APP_TEST_JOBS must not be set in production: it adds jobs that exist only for tests');
   }
+  const oidcProviders = parseProviderList(env.APP_OIDC_PROVIDERS, production);
+  if (!Array.isArray(oidcProviders)) {
+    throw new ConfigError(`APP_OIDC_PROVIDERS ${oidcProviders.problem}`);
+  }
   return {
     host: env.HOST || '0.0.0.0',
     port,
@@ -125,7 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
     encryptionKey: env.APP_ENCRYPTION_KEY || undefined,
     jwtPrivateKey: env.APP_JWT_PRIVATE_KEY || undefined,
     publicUrl: publicUrl.replace(/\/$/, ''),
-    oidcProviders: env.APP_OIDC_PROVIDERS || undefined,
+    oidcProviders,
     logLevel,
     production,
   };

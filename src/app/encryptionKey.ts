@@ -4,17 +4,22 @@ import { join } from 'node:path';
 import { type SecretBox, createSecretBox, parseEncryptionKeys } from '../platform/secrets/secretBox.ts';
 import { type Config, ConfigError } from './config.ts';
 
-/**
- * The box for secrets at rest: APP_ENCRYPTION_KEY, or in development a key generated once into
- * the data folder (refused when NODE_ENV=production, where losing it would lose the secrets).
- */
+/** The box for secrets at rest, from the key text in force (see encryptionKeyText). */
 export function openSecretBox(config: Config): SecretBox {
+  return createSecretBox(parseEncryptionKeys(encryptionKeyText(config))!);
+}
+
+/**
+ * The encryption key text: APP_ENCRYPTION_KEY, or in development a key generated once into the
+ * data folder (refused when NODE_ENV=production, where losing it would lose the secrets). Worker
+ * threads that open secrets (token revocation) are given this text.
+ */
+export function encryptionKeyText(config: Config): string {
   if (config.encryptionKey) {
-    const keys = parseEncryptionKeys(config.encryptionKey);
-    if (!keys) {
+    if (!parseEncryptionKeys(config.encryptionKey)) {
       throw new ConfigError('APP_ENCRYPTION_KEY must be one or more comma-separated 32-byte keys in base64 or hex');
     }
-    return createSecretBox(keys);
+    return config.encryptionKey;
   }
   if (config.production) {
     throw new ConfigError('APP_ENCRYPTION_KEY is required when NODE_ENV=production');
@@ -31,5 +36,5 @@ export function openSecretBox(config: Config): SecretBox {
       }
     }
   }
-  return createSecretBox(parseEncryptionKeys(readFileSync(file, 'utf8'))!);
+  return readFileSync(file, 'utf8').trim();
 }

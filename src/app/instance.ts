@@ -7,6 +7,7 @@ import { createAuthModule, createRoleChanges } from '../modules/auth/index.ts';
 import { createReadiness } from '../modules/health/readiness.ts';
 import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
 import { createRuntimeSampler } from '../modules/health/runtimeStats.ts';
+import { createIdentitiesModule } from '../modules/identities/index.ts';
 import { createJobsModule } from '../modules/jobs/index.ts';
 import { maintenanceMode, maintenanceStatuses } from '../modules/maintenance/index.ts';
 import { type RateLimitSettings, createRateLimitModule } from '../modules/ratelimit/index.ts';
@@ -19,10 +20,13 @@ import { createClientAddressResolver } from '../platform/http/clientAddress.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import { registerPoolMetrics } from '../platform/metrics/dbPool.ts';
 import { createHttpMetrics, createRegistry } from '../platform/metrics/registry.ts';
+import { createSecretBox, parseEncryptionKeys } from '../platform/secrets/secretBox.ts';
 import { createTaskPool } from '../platform/tasks/pool.ts';
 import { loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
+import { encryptionKeyText } from './encryptionKey.ts';
 import { createHttpApp } from './http.ts';
+import { accessTokenSignIn, canStillSignIn, identifyCaller, identityAccounts } from './identities.ts';
 import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
 import { openSecretBox } from './encryptionKey.ts';
 import { RATE_LIMIT_CONNECTIONS, settingsRateLimits, signInAttempts } from './rateLimits.ts';
@@ -94,13 +98,33 @@ export async function startInstance(
   const clientAddress = createClientAddressResolver(config.trustedProxies);
   const runtime = createRuntimeSampler();
   registerRuntimeMetrics(registry, runtime);
+  const tasks = createTaskPool({ threads: config.taskThreads, closeTimeoutMs: config.drainTimeoutMs, registry, logger });
+  const keyText = encryptionKeyText(config);
+  const identities = createIdentitiesModule({
+    pool,
+    logger,
+    registry,
+    runTask: tasks.runTask,
+    providers: config.oidcProviders,
+    box: createSecretBox(parseEncryptionKeys(keyText)!),
+    encryptionKeys: keyText,
+    publicUrl: config.publicUrl,
+    accounts: identityAccounts,
+    // The sign-in module's completion replaces this placeholder when it lands (see src/app/identities.ts).
+    completeSignIn: accessTokenSignIn(auth.signingKey, recordAudit),
+    canStillSignIn,
+    identifyCaller: identifyCaller(pool, auth.signingKey),
+    recordAudit,
+  });
   const readiness = createReadiness(
-    [{ name: 'database', failure: 'the database did not answer', run: async () => void (await pool.query('select 1')) }],
+    [
+      { name: 'database', failure: 'the database did not answer', run: async () => void (await pool.query('select 1')) },
+      ...identities.readinessChecks(),
+    ],
     { onFailure: (name, error) => logger.warn({ check: name, err: error }, 'readiness check failed') },
   );
   const migrationFiles = listMigrationFiles();
   const latestMigration = Math.max(0, ...migrationFiles.map((file) => file.version));
-  const tasks = createTaskPool({ threads: config.taskThreads, closeTimeoutMs: config.drainTimeoutMs, registry, logger });
   const jobs = createJobsModule({
     pool,
     listener,
@@ -108,7 +132,7 @@ export async function startInstance(
     registry,
     runTask: tasks.runTask,
     instanceId,
-    definitions: jobDefinitions(config),
+    definitions: jobDefinitions(config, { identities }),
     workers: config.jobWorkers,
     queues: config.jobQueues,
     leaseSeconds: config.jobLeaseSeconds,
@@ -131,6 +155,7 @@ export async function startInstance(
       },
       heartbeatSeconds: config.heartbeatSeconds,
       jobs: jobs.service,
+      identities: identities.routeDeps,
       system: {
         instance: { id: instanceId, ...build, startedAt },
         pool,
@@ -148,7 +173,7 @@ export async function startInstance(
     logger,
     routes,
     guard: auth.guard,
-    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses, rateLimits.statuses],
+    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses, rateLimits.statuses, identities.statuses],
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
     draining: () => readiness.draining,
@@ -200,6 +225,7 @@ export async function startInstance(
       await Promise.all([closed, jobs.stop(config.drainTimeoutMs)]);
       clearTimeout(timer);
       await tasks.close();
+      identities.close();
       await tracker.stop();
       auth.close();
       settings.close();

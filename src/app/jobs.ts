@@ -1,8 +1,18 @@
 import { recordAuditEvent } from '../modules/audit/index.ts';
-import { type JobDefinition, type RecordJobDefinitionChange, defineJob } from '../modules/jobs/index.ts';
+import type { RevocationSummary } from '../modules/identities/index.ts';
+import { type JobBacklog, type JobDefinition, type RecordJobDefinitionChange, defineJob } from '../modules/jobs/index.ts';
 import { cleanupRateLimitBuckets } from '../modules/ratelimit/index.ts';
+import type { Queryable } from '../platform/db/pool.ts';
 import type { Config } from './config.ts';
 import { testJobDefinitions } from './testJobs.ts';
+
+/** What the product's jobs call in their modules. */
+export interface JobModules {
+  identities: {
+    revokeQueuedTokens(signal: AbortSignal): Promise<RevocationSummary>;
+    readBacklog(db: Queryable): Promise<JobBacklog>;
+  };
+}
 
 /** Hourly: buckets that are full again carry no state worth keeping. */
 export const ratelimitCleanupJob = defineJob({
@@ -18,8 +28,26 @@ export const ratelimitCleanupJob = defineJob({
 });
 
 /** Every job of the product: each module contributes its definitions here. */
-export function jobDefinitions(config: Config): JobDefinition[] {
-  return [ratelimitCleanupJob, ...(config.testJobs ? testJobDefinitions() : [])];
+export function jobDefinitions(config: Config, modules: JobModules): JobDefinition[] {
+  return [
+    defineJob({
+      name: 'auth_revoke_tokens',
+      description: "Revokes queued providers' refresh tokens (RFC 7009); each token retries with its own backoff",
+      schedule: '@every 1m',
+      timeoutSeconds: 300,
+      // The next minute's run is the retry: a failed token waits for its own next attempt.
+      maxAttempts: 1,
+      handler: async (context) => {
+        const summary = await modules.identities.revokeQueuedTokens(context.signal);
+        if (summary.revoked + summary.retrying + summary.abandoned > 0) {
+          context.logger.info(summary, 'queued provider tokens processed');
+        }
+      },
+      backlog: (db) => modules.identities.readBacklog(db),
+    }),
+    ratelimitCleanupJob,
+    ...(config.testJobs ? testJobDefinitions() : []),
+  ];
 }
 
 /** A definition change becomes the audit event `jobs.definition.changed`, in the change's transaction. */

@@ -2,6 +2,7 @@ import { type AuditQueries, auditRoutes } from '../modules/audit/index.ts';
 import { type RoleChanges, type SignInDeps, authRoutes, mfaRoutes, rolesRoutes, signInRoutes } from '../modules/auth/index.ts';
 import type { SigningKey } from '../modules/auth/signingKeys.ts';
 import type { Readiness } from '../modules/health/readiness.ts';
+import { type IdentitiesDeps, identitiesRoutes } from '../modules/identities/index.ts';
 import { healthRoutes } from '../modules/health/routes.ts';
 import { type JobsServiceDeps, jobsRoutes } from '../modules/jobs/index.ts';
 import type { SystemDeps } from '../modules/health/system.ts';
@@ -23,6 +24,7 @@ export interface RouteDeps {
   signIn: SignInDeps;
   heartbeatSeconds: number;
   jobs: JobsServiceDeps;
+  identities: IdentitiesDeps;
 }
 
 export const API_INFO = {
@@ -42,6 +44,7 @@ export function createRoutes(deps: RouteDeps, version: string): AnyRoute[] {
     ...auditRoutes(deps),
     ...rolesRoutes(deps),
     ...jobsRoutes(deps.jobs),
+    ...identitiesRoutes(deps.identities),
   ];
   let document: Record<string, unknown> | undefined;
   routes.push(...openApiRoutes(() => (document ??= buildOpenApiDocument(routes, { ...API_INFO, version }))));

@@ -2,6 +2,9 @@ import { loadConfig } from '../../src/app/config.ts';
 import { type RunningInstance, startInstance } from '../../src/app/instance.ts';
 import type { RateLimitSettings } from '../../src/modules/ratelimit/index.ts';
 
+/** The key test instances seal secrets with (never the development key file in the working tree). */
+export const TEST_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
+
 /** One real instance in this process on a free port, against the given database. */
 export async function startTestInstance(
   databaseUrl: string,
@@ -14,8 +17,7 @@ export async function startTestInstance(
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     APP_METRICS_PORT: '0',
-    // A fixed key, so test instances never generate one into the checkout's data folder.
-    APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+    APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     ...env,
   });
   return startInstance(config, options);

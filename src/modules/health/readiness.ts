@@ -6,6 +6,8 @@ export interface ReadinessCheck {
   run(): Promise<void>;
   /** The fixed sentence shown when the check fails. */
   failure: string;
+  /** Reported like the others but never fails readiness (a third party's outage must not empty the load balancer). */
+  optional?: boolean;
 }
 
 export interface CheckResult {
@@ -16,6 +18,7 @@ export interface CheckResult {
 }
 
 export interface ReadinessReport {
+  /** Every check that is not optional passed. */
   ok: boolean;
   checks: CheckResult[];
 }
@@ -50,7 +53,10 @@ export function createReadiness(checks: ReadinessCheck[], options: ReadinessOpti
       await withTimeout(check.run(), timeoutMs);
       return { name: check.name, status: 'ok', duration_ms: Math.round(performance.now() - started) };
     } catch (error) {
-      options.onFailure?.(check.name, error);
+      if (!check.optional) {
+        // An optional check's owner logs its own failures (e.g. each discovery retry).
+        options.onFailure?.(check.name, error);
+      }
       const failure = error instanceof TimeoutError ? `${check.failure} (no answer within ${timeoutMs} ms)` : check.failure;
       return { name: check.name, status: 'error', duration_ms: Math.round(performance.now() - started), error: failure };
     }
@@ -58,7 +64,7 @@ export function createReadiness(checks: ReadinessCheck[], options: ReadinessOpti
 
   async function runFresh(): Promise<ReadinessReport> {
     const results = await Promise.all(sorted.map(runOne));
-    return { ok: results.every((result) => result.status === 'ok'), checks: results };
+    return { ok: results.every((result, index) => result.status === 'ok' || sorted[index]!.optional === true), checks: results };
   }
 
   return {

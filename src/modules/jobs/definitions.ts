@@ -15,6 +15,20 @@ export interface JobContext {
   run: { id: string; job: string; trigger: 'schedule' | 'manual'; slot: Date | null; attempt: number; maxAttempts: number };
 }
 
+/** Work waiting for a job that drains a queue of its own, as the jobs overview shows it. */
+export interface JobBacklog {
+  /** Items waiting, due or not. */
+  depth: number;
+  /** Items whose time has come and that no run holds. */
+  due: number;
+  /** Items a run holds right now. */
+  inProgress: number;
+  /** When the longest-waiting due item became due; null when none is due. */
+  oldestDueAt: Date | null;
+  /** Outcomes over the last 24 hours, by name (e.g. revoked, retrying, abandoned). */
+  last24h: Record<string, number>;
+}
+
 /** A job as its module declares it in code; operators override `enabled` and `schedule` only. */
 export interface JobDefinition {
   name: string;
@@ -28,6 +42,8 @@ export interface JobDefinition {
   /** Default `default`. */
   queue?: string;
   handler(context: JobContext): Promise<void>;
+  /** For a job that drains a queue of its own: reads it (inside the overview's bounded transaction). */
+  backlog?: (db: Queryable) => Promise<JobBacklog>;
 }
 
 /** A definition checked at start-up, with its defaults filled in and its schedule parsed. */
@@ -40,6 +56,7 @@ export interface RegisteredJob {
   maxAttempts: number;
   queue: string;
   handler(context: JobContext): Promise<void>;
+  backlog: ((db: Queryable) => Promise<JobBacklog>) | undefined;
 }
 
 export interface JobRegistry {
@@ -92,6 +109,7 @@ export function createJobRegistry(definitions: JobDefinition[]): JobRegistry {
       maxAttempts: definition.maxAttempts,
       queue,
       handler: definition.handler,
+      backlog: definition.backlog,
     });
   }
   return {

@@ -10,7 +10,7 @@ import type { JobsServiceDeps, RecordJobDefinitionChange } from './ports.ts';
 import { startJobScheduler } from './scheduler.ts';
 import { startJobWorkers } from './worker.ts';
 
-export { defineJob, type JobContext, type JobDefinition } from './definitions.ts';
+export { defineJob, type JobBacklog, type JobContext, type JobDefinition } from './definitions.ts';
 export { jobsStatuses } from './errors.ts';
 export type { JobDefinitionChangeEvent, JobsServiceDeps, RecordJobDefinitionChange } from './ports.ts';
 export { jobsRoutes } from './routes.ts';

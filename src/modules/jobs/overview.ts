@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { RegisteredJob } from './definitions.ts';
+import type { JobBacklog, RegisteredJob } from './definitions.ts';
 import type { JobsServiceDeps } from './ports.ts';
 import { withReadTimeout } from './readTimeout.ts';
 import type { Overview } from './schemas.ts';
@@ -10,7 +10,23 @@ import { definitionView, durationMs, iso } from './views.ts';
 type OverviewBody = z.infer<typeof Overview>;
 type Counts = Record<RunState, number>;
 
-function jobEntry(job: RegisteredJob, row: DefinitionRow, last: LastRunRow | undefined, counts: Counts | undefined): OverviewBody['jobs'][number] {
+function backlogView(backlog: JobBacklog): NonNullable<OverviewBody['jobs'][number]['backlog']> {
+  return {
+    depth: backlog.depth,
+    due: backlog.due,
+    in_progress: backlog.inProgress,
+    oldest_due_at: iso(backlog.oldestDueAt),
+    last_24h: backlog.last24h,
+  };
+}
+
+function jobEntry(
+  job: RegisteredJob,
+  row: DefinitionRow,
+  last: LastRunRow | undefined,
+  counts: Counts | undefined,
+  backlog: JobBacklog | undefined,
+): OverviewBody['jobs'][number] {
   const definition = definitionView(job, row);
   return {
     name: job.name,
@@ -32,23 +48,34 @@ function jobEntry(job: RegisteredJob, row: DefinitionRow, last: LastRunRow | und
         }
       : null,
     last_24h: counts ?? { queued: 0, running: 0, succeeded: 0, failed: 0 },
+    ...(backlog ? { backlog: backlogView(backlog) } : {}),
   };
 }
 
 /**
- * Per job: configuration, next and last run, the last day's runs by state; per queue: the running
+ * Per job: configuration, next and last run, the last day's runs by state, and the backlog of a job
+ * that drains a queue of its own; per queue: the running
  * instances consuming it and its running and queued runs; and the jobs whose last run failed.
  */
 export async function describeJobs(deps: JobsServiceDeps): Promise<OverviewBody> {
   const jobs = deps.jobs.list();
   const names = jobs.map((job) => job.name);
-  const { rows, lastRuns, recent, load, consumers } = await withReadTimeout(deps.pool, deps.queryTimeoutMs, async (tx) => ({
-    rows: await selectDefinitionRows(tx, names),
-    lastRuns: await selectLastRuns(tx, names),
-    recent: await selectRecentCounts(tx),
-    load: await selectQueueLoad(tx),
-    consumers: await selectLiveConsumers(tx),
-  }));
+  const { rows, lastRuns, recent, load, consumers, backlogs } = await withReadTimeout(deps.pool, deps.queryTimeoutMs, async (tx) => {
+    const backlogs = new Map<string, JobBacklog>();
+    for (const job of jobs) {
+      if (job.backlog) {
+        backlogs.set(job.name, await job.backlog(tx));
+      }
+    }
+    return {
+      rows: await selectDefinitionRows(tx, names),
+      lastRuns: await selectLastRuns(tx, names),
+      recent: await selectRecentCounts(tx),
+      load: await selectQueueLoad(tx),
+      consumers: await selectLiveConsumers(tx),
+      backlogs,
+    };
+  });
 
   const counts = new Map<string, Counts>();
   for (const { job, state, count } of recent) {
@@ -57,7 +84,7 @@ export async function describeJobs(deps: JobsServiceDeps): Promise<OverviewBody>
     counts.set(job, entry);
   }
   const entries = jobs.map((job, index) =>
-    jobEntry(job, rows[index]!, lastRuns.find((run) => run.job === job.name), counts.get(job.name)),
+    jobEntry(job, rows[index]!, lastRuns.find((run) => run.job === job.name), counts.get(job.name), backlogs.get(job.name)),
   );
 
   const queueNames = new Set([...jobs.map((job) => job.queue), ...consumers.flatMap((c) => c.queues), ...load.map((l) => l.queue)]);

@@ -88,6 +88,16 @@ const OverviewJob = z.object({
   next_run_at: timestamp().nullable(),
   last_run: LastRun.nullable().describe('The newest run that has started'),
   last_24h: z.object({ queued: int(), running: int(), succeeded: int(), failed: int() }).describe('Runs created in the last 24 hours, by state'),
+  backlog: z
+    .object({
+      depth: int().describe('Items waiting, due or not'),
+      due: int().describe('Items whose time has come and that no run holds'),
+      in_progress: int().describe('Items a run holds right now'),
+      oldest_due_at: timestamp().nullable().describe('When the longest-waiting due item became due'),
+      last_24h: z.record(z.string(), int()).describe('Outcomes over the last 24 hours, by name'),
+    })
+    .optional()
+    .describe('Only for a job that drains a queue of its own (auth_revoke_tokens: tokens to revoke)'),
 });
 
 export const Overview = z.object({

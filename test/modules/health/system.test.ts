@@ -11,8 +11,9 @@ let token: string;
 
 test.before(async () => {
   db = await createTestDatabase();
-  instance = await startTestInstance(db.url, { APP_JOB_WORKERS: '3' });
+  // Granted before the instance starts, so its grants are loaded rather than awaited from a notification.
   token = (await accountWithToken(db.pool, { roles: ['ops_viewer'] })).token;
+  instance = await startTestInstance(db.url, { APP_JOB_WORKERS: '3' });
 });
 
 test.after.always(async () => {

@@ -40,5 +40,6 @@ test('the overview lists per queue the instances consuming it, and only those', 
     { name: 'default', instances: [busy.id], workers: 3, running: 0, queued: 0 },
     { name: 'reports', instances: [busy.id], workers: 3, running: 0, queued: 0 },
   ]);
-  t.deepEqual(overview.jobs, []);
+  // Without APP_TEST_JOBS only the product's jobs are defined.
+  t.deepEqual(overview.jobs.filter((job: { name: string }) => job.name.startsWith('test_')), []);
 });

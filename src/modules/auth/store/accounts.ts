@@ -81,3 +81,17 @@ export async function listAccountRoles(db: Queryable, accountId: string): Promis
   const result = await db.query<{ role_name: string }>(selectAccountRolesSql, [accountId]);
   return result.rows.map((row) => row.role_name);
 }
+
+const lockAccountSql = `select id from accounts where id = $1 for update`;
+
+/** Locks the account row until the caller's transaction ends; false when there is no such account. */
+export async function lockAccount(db: Queryable, id: string): Promise<boolean> {
+  return ((await db.query(lockAccountSql, [id])).rowCount ?? 0) > 0;
+}
+
+const deleteAccountSql = `delete from accounts where id = $1`;
+
+/** Deletes the account; its roles, identities and sessions go with it (on delete cascade). */
+export async function deleteAccount(db: Queryable, id: string): Promise<boolean> {
+  return ((await db.query(deleteAccountSql, [id])).rowCount ?? 0) > 0;
+}

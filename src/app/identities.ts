@@ -1,0 +1,84 @@
+import { createTokenVerifier, issueAccessToken } from '../modules/auth/accessTokens.ts';
+import { createAccount } from '../modules/auth/service.ts';
+import type { SigningKey } from '../modules/auth/signingKeys.ts';
+import { deleteAccount, findAccountByEmail, findAccountById, lockAccount } from '../modules/auth/store/accounts.ts';
+import {
+  type AccountsPort,
+  type CanStillSignIn,
+  type CompleteSignIn,
+  type IdentifyCaller,
+  type RecordIdentityAudit,
+  countOtherIdentities,
+} from '../modules/identities/index.ts';
+import type { Queryable } from '../platform/db/pool.ts';
+import { unauthenticated } from '../platform/http/errors.ts';
+
+/** Lifetime of the access token a provider sign-in gets until the sign-in module issues sessions. */
+const PROVIDER_ACCESS_TOKEN_SECONDS = 900;
+const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/;
+
+/** The accounts table (auth module) as the identities module needs it. */
+export const identityAccounts: AccountsPort = {
+  findById: async (tx, id) => {
+    const account = await findAccountById(tx, id);
+    return account ? { id: account.id, email: account.email } : undefined;
+  },
+  findByEmail: async (tx, email) => {
+    const account = await findAccountByEmail(tx, email);
+    return account ? { id: account.id, email: account.email } : undefined;
+  },
+  create: async (tx, email) => {
+    const account = await createAccount(tx, email, undefined);
+    return { id: account.id, email: account.email };
+  },
+  lockForDeletion: (tx, id) => lockAccount(tx, id),
+  delete: async (tx, id) => void (await deleteAccount(tx, id)),
+};
+
+/** The last-sign-in-method rule: a password, or another provider. The sign-in module may add methods here. */
+export const canStillSignIn: CanStillSignIn = async (tx, accountId, without) => {
+  const account = await findAccountById(tx, accountId);
+  if (account?.passwordHash) {
+    return true;
+  }
+  return (await countOtherIdentities(tx, accountId, without.provider)) > 0;
+};
+
+/** The bearer token of a start request that links a provider: verified as the route guard does. */
+export function identifyCaller(db: Queryable, signingKey: SigningKey): IdentifyCaller {
+  const verify = createTokenVerifier([signingKey.publicJwk]);
+  return async (header) => {
+    const match = BEARER.exec(header.trim());
+    const claims = match ? await verify(match[1]!) : 'invalid';
+    if (typeof claims === 'string') {
+      throw unauthenticated('The bearer token is not valid; sign in again to link a provider.');
+    }
+    const account = await findAccountById(db, claims.accountId);
+    if (!account) {
+      throw unauthenticated('The bearer token names an account that no longer exists.');
+    }
+    return { id: account.id, email: account.email };
+  };
+}
+
+/**
+ * WIRING POINT for the sign-in module: completes a provider sign-in. Until the sign-in module's own
+ * completion (session, refresh token, its audit) replaces it, this issues an access token only,
+ * with the method `oidc:<provider>`, and audits `auth.login.succeeded`.
+ */
+export function accessTokenSignIn(signingKey: SigningKey, recordAudit: RecordIdentityAudit): CompleteSignIn {
+  return async (tx, account, methods, request) => {
+    const issued = await issueAccessToken(signingKey, { accountId: account.id, email: account.email, methods }, PROVIDER_ACCESS_TOKEN_SECONDS);
+    await recordAudit(tx, {
+      actor: { kind: 'account', id: account.id, label: account.email },
+      action: 'auth.login.succeeded',
+      resource: { type: 'account', id: account.id },
+      outcome: 'success',
+      requestId: request.requestId,
+      clientAddress: request.clientAddress,
+      userAgent: request.userAgent,
+      metadata: { methods },
+    });
+    return { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn };
+  };
+}

@@ -1,0 +1,157 @@
+import * as oidc from 'openid-client';
+import type { Queryable } from '../../platform/db/pool.ts';
+import type { RequestInfo } from '../../platform/http/route.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
+import { type IdentitiesDeps, redirectUri, tokenContext } from './deps.ts';
+import { IdentityError } from './errors.ts';
+import type { AccountRef, TokenBody } from './ports.ts';
+import { describeProviderFailure, isProviderOutage } from './providerFailures.ts';
+import { takeFlow } from './store/flows.ts';
+import { findIdentity, findIdentityForUpdate, insertIdentity, lockSubject, recordIdentitySignIn } from './store/identities.ts';
+import { queueTokenRevocations } from './store/revocations.ts';
+
+/** What the provider sent back to the callback: every parameter, as openid-client checks them all. */
+export type CallbackQuery = { state: string; code?: string | undefined; error?: string | undefined } & Record<string, unknown>;
+
+interface ProviderAnswer {
+  subject: string;
+  email: string | undefined;
+  emailVerified: boolean;
+  refreshToken: string | undefined;
+}
+
+function exchangeFailed(provider: string, error: unknown): IdentityError {
+  const failure = describeProviderFailure(error);
+  return isProviderOutage(failure)
+    ? new IdentityError('provider_unavailable', `The provider ${provider} did not answer; try again later.`, { cause: error })
+    : new IdentityError('provider_sign_in_failed', `The provider ${provider} refused the sign-in or its answer failed the checks (${failure}).`, { cause: error });
+}
+
+/** The code exchange with PKCE, state and nonce checks, and the ID token checks, all by openid-client. */
+async function exchangeCode(deps: IdentitiesDeps, provider: string, query: CallbackQuery, flow: { state: string; codeVerifier: string; nonce: string }): Promise<ProviderAnswer> {
+  const configuration = await deps.providers.configuration(provider);
+  const callbackUrl = new URL(redirectUri(deps, provider));
+  for (const [name, value] of Object.entries(query)) {
+    if (typeof value === 'string') {
+      callbackUrl.searchParams.set(name, value);
+    }
+  }
+  try {
+    const tokens = await oidc.authorizationCodeGrant(configuration, callbackUrl, {
+      pkceCodeVerifier: flow.codeVerifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+      idTokenExpected: true,
+    });
+    const claims = tokens.claims()!;
+    let email = typeof claims.email === 'string' ? claims.email : undefined;
+    let emailVerified = claims.email_verified === true;
+    // Many providers put the email in userinfo only, unless asked for it in the ID token.
+    if (email === undefined && configuration.serverMetadata().userinfo_endpoint) {
+      const info = await oidc.fetchUserInfo(configuration, tokens.access_token, claims.sub);
+      email = typeof info.email === 'string' ? info.email : undefined;
+      emailVerified = info.email_verified === true;
+    }
+    return { subject: claims.sub, email, emailVerified, refreshToken: tokens.refresh_token };
+  } catch (error) {
+    throw exchangeFailed(provider, error);
+  }
+}
+
+/** A refresh token received for a refused sign-in is revoked, unless its subject is linked (its grant may be shared). */
+async function discardRefreshToken(deps: IdentitiesDeps, provider: string, subject: string, sealed: string): Promise<void> {
+  if (!(await findIdentity(deps.pool, provider, subject))) {
+    await queueTokenRevocations(deps.pool, [{ provider, subject, tokenSealed: sealed }]);
+  }
+}
+
+async function linkIdentity(
+  deps: IdentitiesDeps,
+  tx: Queryable,
+  account: AccountRef,
+  provider: string,
+  answer: ProviderAnswer,
+  sealed: string | null,
+  request: RequestInfo,
+  createdAccount: boolean,
+): Promise<void> {
+  const identity = await insertIdentity(tx, { accountId: account.id, provider, subject: answer.subject, email: answer.email ?? null, refreshTokenSealed: sealed });
+  await deps.recordAudit(tx, {
+    actor: { kind: 'account', id: account.id, label: account.email },
+    action: 'auth.identity.linked',
+    resource: { type: 'identity', id: identity.id },
+    outcome: 'success',
+    requestId: request.requestId,
+    clientAddress: request.clientAddress,
+    userAgent: request.userAgent,
+    metadata: { provider, created_account: createdAccount },
+  });
+}
+
+/** The account the answer signs in to: linked, found by its identity, or new for a new subject. */
+async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: string, linkAccountId: string | null, answer: ProviderAnswer, sealed: string | null, request: RequestInfo): Promise<AccountRef> {
+  await lockSubject(tx, provider, answer.subject);
+  const existing = await findIdentityForUpdate(tx, provider, answer.subject);
+  if (linkAccountId) {
+    const account = await deps.accounts.findById(tx, linkAccountId);
+    if (!account) {
+      throw new IdentityError('invalid_state', 'The account that started linking no longer exists.');
+    }
+    if (existing && existing.accountId !== account.id) {
+      throw new IdentityError('identity_in_use', `This ${provider} identity is linked to another account.`);
+    }
+    if (existing) {
+      await recordIdentitySignIn(tx, existing.id, answer.email ?? null, sealed);
+    } else {
+      await linkIdentity(deps, tx, account, provider, answer, sealed, request, false);
+    }
+    return account;
+  }
+  if (existing) {
+    // A newer refresh token replaces the stored one. The old one is not revoked: at many providers
+    // a client's tokens for one person share a grant, and revoking it would end the new one too.
+    await recordIdentitySignIn(tx, existing.id, answer.email ?? null, sealed);
+    return (await deps.accounts.findById(tx, existing.accountId))!;
+  }
+  if (!answer.email || !answer.emailVerified) {
+    throw new IdentityError('provider_email_required', `A new account needs a verified email address from ${provider}.`);
+  }
+  if (await deps.accounts.findByEmail(tx, answer.email)) {
+    // Never joined by email alone: the owner signs in and links the provider.
+    throw new IdentityError('provider_link_required', `An account with this email exists; sign in to it and link ${provider}.`);
+  }
+  const account = await deps.accounts.create(tx, answer.email);
+  await linkIdentity(deps, tx, account, provider, answer, sealed, request, true);
+  return account;
+}
+
+/**
+ * The provider's redirect back: consumes the state (single use), exchanges the code, then signs in
+ * the linked account, links the provider to the account that started the flow, or creates an
+ * account for a new subject. A refresh token of a refused sign-in is queued for revocation.
+ */
+export async function completeProviderFlow(deps: IdentitiesDeps, provider: string, query: CallbackQuery, request: RequestInfo): Promise<TokenBody> {
+  if (!deps.providers.spec(provider)) {
+    throw new IdentityError('provider_not_found', `There is no identity provider ${provider}.`);
+  }
+  const flow = await takeFlow(deps.pool, query.state);
+  if (!flow || flow.provider !== provider) {
+    throw new IdentityError('invalid_state', 'The sign-in state is unknown, expired or already used; start again.');
+  }
+  if (query.error !== undefined || query.code === undefined) {
+    throw new IdentityError('provider_sign_in_failed', `The provider ${provider} did not grant the sign-in.`);
+  }
+  const answer = await exchangeCode(deps, provider, query, flow);
+  const sealed = answer.refreshToken ? deps.box.seal(answer.refreshToken, tokenContext(provider, answer.subject)) : null;
+  try {
+    return await withTransaction(deps.pool, async (tx) => {
+      const account = await settleAccount(deps, tx, provider, flow.linkAccountId, answer, sealed, request);
+      return deps.completeSignIn(tx, account, [`oidc:${provider}`], request);
+    });
+  } catch (error) {
+    if (sealed) {
+      await discardRefreshToken(deps, provider, answer.subject, sealed);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,54 @@
+import type { Queryable } from '../../platform/db/pool.ts';
+import type { RequestInfo } from '../../platform/http/route.ts';
+
+/** The body a successful sign-in answers with, the same as `POST /auth/sign-in`. */
+export interface TokenBody {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  /** Issued by the sign-in module's session store. */
+  refresh_token?: string;
+}
+
+export interface AccountRef {
+  id: string;
+  email: string;
+}
+
+/** Finishes a sign-in the provider vouched for: session, tokens, audit. Filled in by src/app/. */
+export type CompleteSignIn = (tx: Queryable, account: AccountRef, methods: string[], request: RequestInfo) => Promise<TokenBody>;
+
+/** The accounts this module creates, finds and deletes; the accounts table belongs to the auth module. */
+export interface AccountsPort {
+  findById(tx: Queryable, id: string): Promise<AccountRef | undefined>;
+  findByEmail(tx: Queryable, email: string): Promise<AccountRef | undefined>;
+  /** A new account without a password: it signs in through the provider. */
+  create(tx: Queryable, email: string): Promise<AccountRef>;
+  /** Locks the account row until the transaction ends; false when there is no such account. */
+  lockForDeletion(tx: Queryable, id: string): Promise<boolean>;
+  /** Deletes the account and everything that cascades from it (identities, roles, sessions). */
+  delete(tx: Queryable, id: string): Promise<void>;
+}
+
+/**
+ * True when the account could still sign in without the given provider's identity: a password,
+ * another identity, or any method the sign-in module adds. Runs in the unlink's transaction.
+ */
+export type CanStillSignIn = (tx: Queryable, accountId: string, without: { provider: string }) => Promise<boolean>;
+
+/** Verifies the bearer token of a request that may carry one (linking); throws 401 when it is invalid. */
+export type IdentifyCaller = (authorizationHeader: string) => Promise<AccountRef>;
+
+/** An audit event, recorded in the caller's transaction. */
+export interface IdentityAuditEvent {
+  actor: { kind: 'account' | 'system' | 'anonymous'; id?: string; label?: string };
+  action: string;
+  resource?: { type: string; id: string };
+  outcome: 'success' | 'failure' | 'denied';
+  requestId?: string;
+  clientAddress?: string;
+  userAgent?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export type RecordIdentityAudit = (tx: Queryable, event: IdentityAuditEvent) => Promise<void>;

@@ -1,0 +1,85 @@
+import { defineRoute } from '../../platform/http/route.ts';
+import { completeProviderFlow } from './callback.ts';
+import type { IdentitiesDeps } from './deps.ts';
+import { CallbackQuery, ProviderParams, TokenBody } from './schemas.ts';
+import { startProviderFlow } from './startFlow.ts';
+import { deleteOwnAccount, unlinkProvider } from './unlink.ts';
+
+export function identitiesRoutes(deps: IdentitiesDeps) {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/auth/providers/{provider}/start',
+      tag: 'auth',
+      summary: 'Start signing in with an OpenID Connect provider (302 to the provider)',
+      description:
+        'Redirects to the provider with a fresh state, nonce and PKCE challenge, valid once for 10 minutes. ' +
+        'With a valid bearer token the flow links the provider to that account instead of signing in; an invalid one is refused (401).',
+      params: ProviderParams,
+      status: 302,
+      responses: { 302: null },
+      problems: ['provider_not_found', 'provider_unavailable', 'unauthenticated'],
+      handler: async ({ params, request }) => {
+        const url = await startProviderFlow(deps, params.provider, request);
+        request.setHeader('Cache-Control', 'no-store');
+        request.setHeader('Location', url.href);
+        return undefined;
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/auth/providers/{provider}/callback',
+      tag: 'auth',
+      summary: "The provider's redirect back: signs in, links, or creates the account",
+      description:
+        'Signs in the account linked to the subject, links the provider to the account that started the flow, or creates an account for a new subject ' +
+        '(which needs a verified email that no account uses). Answers with the same token body as `POST /auth/sign-in`.',
+      params: ProviderParams,
+      query: CallbackQuery,
+      responses: { 200: TokenBody },
+      problems: [
+        'provider_not_found',
+        'invalid_state',
+        'provider_sign_in_failed',
+        'provider_email_required',
+        'provider_link_required',
+        'identity_in_use',
+        'provider_already_linked',
+        'provider_unavailable',
+      ],
+      handler: async ({ params, query, request }) => {
+        request.setHeader('Cache-Control', 'no-store');
+        return completeProviderFlow(deps, params.provider, query, request);
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/auth/identities/{provider}',
+      auth: 'bearer',
+      tag: 'auth',
+      summary: "Unlink the caller's identity at a provider",
+      description:
+        "Refused with 409 `last_sign_in_method` when nothing else could sign in to the account. The provider's refresh token is queued for revocation " +
+        'by the job `auth_revoke_tokens` in the same transaction; the answer never waits for the provider. Audited as `auth.identity.unlinked`.',
+      params: ProviderParams,
+      status: 204,
+      responses: { 204: null },
+      problems: ['identity_not_found', 'last_sign_in_method'],
+      handler: ({ params, request }) => unlinkProvider(deps, params.provider, request),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/auth/account',
+      auth: 'bearer',
+      tag: 'auth',
+      summary: "Delete the caller's account at once",
+      description:
+        "Its providers' refresh tokens are queued for revocation by the job `auth_revoke_tokens` in the same transaction; the answer never waits " +
+        'for a provider, even one that is down. Audited as `auth.account.deleted`.',
+      status: 204,
+      responses: { 204: null },
+      problems: ['account_not_found'],
+      handler: ({ request }) => deleteOwnAccount(deps, request),
+    }),
+  ];
+}

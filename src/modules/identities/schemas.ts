@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { PROVIDER_NAME } from './providerConfig.ts';
+
+export const ProviderParams = z.object({
+  provider: z.string().regex(PROVIDER_NAME, 'must be a provider name: lowercase letters, digits, - or _'),
+});
+
+// Loose: providers add parameters of their own (iss, session_state, scope...), and openid-client checks them.
+export const CallbackQuery = z.looseObject({
+  state: z.string().min(1).max(512),
+  code: z.string().min(1).max(4096).optional(),
+  error: z.string().max(256).optional(),
+  error_description: z.string().max(2048).optional(),
+  iss: z.string().max(2048).optional(),
+});
+
+export const TokenBody = z.object({
+  access_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().int().describe('Seconds until the access token expires'),
+  refresh_token: z.string().optional().describe('Present once the sign-in module keeps sessions'),
+});

@@ -1,0 +1,35 @@
+import * as oidc from 'openid-client';
+import type { RequestInfo } from '../../platform/http/route.ts';
+import { type IdentitiesDeps, redirectUri } from './deps.ts';
+import { IdentityError } from './errors.ts';
+import { deleteExpiredFlows, insertFlow } from './store/flows.ts';
+
+/**
+ * Starts a sign-in with a provider: a fresh state, nonce and PKCE verifier kept for 10 minutes,
+ * and the provider's authorization URL. With a valid bearer token the flow links the provider to
+ * that account instead of signing in.
+ */
+export async function startProviderFlow(deps: IdentitiesDeps, provider: string, request: RequestInfo): Promise<URL> {
+  const spec = deps.providers.spec(provider);
+  if (!spec) {
+    throw new IdentityError('provider_not_found', `There is no identity provider ${provider}.`);
+  }
+  const authorization = request.header('Authorization');
+  const linkAccount = authorization ? await deps.identifyCaller(authorization) : undefined;
+  const configuration = await deps.providers.configuration(provider);
+
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const codeVerifier = oidc.randomPKCECodeVerifier();
+  await deleteExpiredFlows(deps.pool, 100);
+  await insertFlow(deps.pool, { state, provider, codeVerifier, nonce, linkAccountId: linkAccount?.id ?? null });
+  return oidc.buildAuthorizationUrl(configuration, {
+    ...spec.authorizationParams,
+    redirect_uri: redirectUri(deps, provider),
+    scope: spec.scopes.join(' '),
+    state,
+    nonce,
+    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
+  });
+}
