@@ -1,4 +1,5 @@
-import { createTokenVerifier, issueAccessToken } from '../modules/auth/accessTokens.ts';
+import { createTokenVerifier } from '../modules/auth/accessTokens.ts';
+import { completeSignIn } from '../modules/auth/sessions.ts';
 import { createAccount } from '../modules/auth/service.ts';
 import type { SigningKey } from '../modules/auth/signingKeys.ts';
 import { deleteAccount, findAccountByEmail, findAccountById, lockAccount } from '../modules/auth/store/accounts.ts';
@@ -13,8 +14,6 @@ import {
 import type { Queryable } from '../platform/db/pool.ts';
 import { unauthenticated } from '../platform/http/errors.ts';
 
-/** Lifetime of the access token a provider sign-in gets until the sign-in module issues sessions. */
-const PROVIDER_ACCESS_TOKEN_SECONDS = 900;
 const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/;
 
 /** The accounts table (auth module) as the identities module needs it. */
@@ -62,16 +61,15 @@ export function identifyCaller(db: Queryable, signingKey: SigningKey): IdentifyC
 }
 
 /**
- * WIRING POINT for the sign-in module: completes a provider sign-in. Until the sign-in module's own
- * completion (session, refresh token, its audit) replaces it, this issues an access token only,
- * with the method `oidc:<provider>`, and audits `auth.login.succeeded`.
+ * A provider sign-in ends like a password one: a session with its refresh token and an access token
+ * whose method is `oidc:<provider>`, audited as `auth.sign_in.succeeded`.
  */
-export function accessTokenSignIn(signingKey: SigningKey, recordAudit: RecordIdentityAudit): CompleteSignIn {
+export function providerSignIn(signingKey: SigningKey, recordAudit: RecordIdentityAudit): CompleteSignIn {
   return async (tx, account, methods, request) => {
-    const issued = await issueAccessToken(signingKey, { accountId: account.id, email: account.email, methods }, PROVIDER_ACCESS_TOKEN_SECONDS);
+    const signedIn = await completeSignIn(tx, { signingKey }, account, methods, request);
     await recordAudit(tx, {
       actor: { kind: 'account', id: account.id, label: account.email },
-      action: 'auth.login.succeeded',
+      action: 'auth.sign_in.succeeded',
       resource: { type: 'account', id: account.id },
       outcome: 'success',
       requestId: request.requestId,
@@ -79,6 +77,6 @@ export function accessTokenSignIn(signingKey: SigningKey, recordAudit: RecordIde
       userAgent: request.userAgent,
       metadata: { methods },
     });
-    return { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn };
+    return signedIn;
   };
 }

@@ -26,7 +26,7 @@ import { loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
 import { encryptionKeyText } from './encryptionKey.ts';
 import { createHttpApp } from './http.ts';
-import { accessTokenSignIn, canStillSignIn, identifyCaller, identityAccounts } from './identities.ts';
+import { providerSignIn, canStillSignIn, identifyCaller, identityAccounts } from './identities.ts';
 import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
 import { openSecretBox } from './encryptionKey.ts';
 import { RATE_LIMIT_CONNECTIONS, settingsRateLimits, signInAttempts } from './rateLimits.ts';
@@ -111,7 +111,7 @@ export async function startInstance(
     publicUrl: config.publicUrl,
     accounts: identityAccounts,
     // The sign-in module's completion replaces this placeholder when it lands (see src/app/identities.ts).
-    completeSignIn: accessTokenSignIn(auth.signingKey, recordAudit),
+    completeSignIn: providerSignIn(auth.signingKey, recordAudit),
     canStillSignIn,
     identifyCaller: identifyCaller(pool, auth.signingKey),
     recordAudit,

@@ -7,7 +7,7 @@ export interface TokenBody {
   token_type: 'Bearer';
   expires_in: number;
   /** Issued by the sign-in module's session store. */
-  refresh_token?: string;
+  refresh_token: string;
 }
 
 export interface AccountRef {

@@ -42,6 +42,17 @@ test.serial('a first sign-in through the provider creates an account; a second o
   const claims = decodeJwt(first.body.access_token);
   t.deepEqual(claims.amr, ['oidc:acme']);
   t.is(await accountCount('alice@example.com'), 1);
+  // The same token body as POST /auth/sign-in: the refresh token rotates like any session's.
+  t.regex(String(first.body.refresh_token), /^[\w-]{40,}$/);
+  const refreshed = await fetch(`${instance.url}/auth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ refresh_token: first.body.refresh_token }),
+  });
+  t.is(refreshed.status, 200);
+  t.deepEqual(decodeJwt(((await refreshed.json()) as { access_token: string }).access_token).amr, ['oidc:acme']);
+  const audited = await db.pool.query(`select count(*)::int as n from audit_events where action = 'auth.sign_in.succeeded' and actor_id = $1`, [claims.sub]);
+  t.is(audited.rows[0].n, 1);
 
   const second = await signInThroughProvider(instance.url, 'acme', 'alice-sub');
   t.is(second.callback.status, 200);

@@ -1,6 +1,6 @@
 // Shared steps of the identity tests: the browser's round trip through the service and the provider.
 import client from 'prom-client';
-import { accessTokenSignIn, canStillSignIn, identifyCaller, identityAccounts } from '../../../src/app/identities.ts';
+import { providerSignIn, canStillSignIn, identifyCaller, identityAccounts } from '../../../src/app/identities.ts';
 import { recordAuditEvent } from '../../../src/modules/audit/index.ts';
 import { loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
 import { type RevocationPolicy, createIdentitiesModule } from '../../../src/modules/identities/index.ts';
@@ -61,7 +61,7 @@ export async function identitiesOn(pool: InstrumentedPool, providers: TestProvid
     encryptionKeys: TEST_ENCRYPTION_KEY,
     publicUrl: 'http://app.test',
     accounts: identityAccounts,
-    completeSignIn: accessTokenSignIn(signingKey, recordAudit),
+    completeSignIn: providerSignIn(signingKey, recordAudit),
     canStillSignIn,
     identifyCaller: identifyCaller(pool, signingKey),
     recordAudit,
