@@ -2,5 +2,12 @@ export { recordAuditEvent, CLI_ACTOR, type AuditEventInput } from './record.ts';
 export { prepareMetadata, isSensitiveKey } from './redaction.ts';
 export { createAuditQueries, type AuditQueries } from './queries.ts';
 export { purgeAuditEventBatch } from './store.ts';
+export {
+  ensureAuditEventPartitions,
+  selectExpiredAuditPartitions,
+  lockAndCountAuditPartition,
+  dropAuditPartition,
+  PARTITION_MONTHS_AHEAD,
+} from './partitions.ts';
 export { auditRoutes } from './routes.ts';
 export { auditStatuses } from './errors.ts';

@@ -174,13 +174,21 @@ export async function setStatementTimeout(tx: Queryable, ms: number): Promise<vo
 const declarePurgeSql = `
 select set_config('backplane.audit_purge', 'on', true)`;
 
+// The oldest rows first; bounding the join by the batch's newest instant keeps each statement's
+// scan to the batch itself, and the cutoff prunes every partition newer than it.
 const purgeAuditEventsSql = `
-delete from audit_events
-where id in (select id from audit_events where occurred_at < $1 order by id limit $2)`;
+with doomed as materialized (
+  select id, occurred_at from audit_events where occurred_at < $1 order by occurred_at limit $2
+)
+delete from audit_events a
+using doomed d
+where a.id = d.id and a.occurred_at = d.occurred_at
+  and a.occurred_at < $1
+  and a.occurred_at <= (select max(occurred_at) from doomed)`;
 
 /**
- * The one way to delete audit events (the trigger refuses any other): a batch older than the
- * cutoff, inside the caller's transaction. Returns how many were deleted.
+ * The one way to delete audit event rows (the trigger refuses any other): a batch of the oldest
+ * older than the cutoff, inside the caller's transaction. Returns how many were deleted.
  */
 export async function purgeAuditEventBatch(tx: Queryable, before: Date, batchSize: number): Promise<number> {
   await tx.query(declarePurgeSql);
