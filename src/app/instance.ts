@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import client from 'prom-client';
-import { type AuditEventInput, auditStatuses, createAuditQueries, recordAuditEvent } from '../modules/audit/index.ts';
+import { type AuditEventInput, auditStatuses, createAuditQueries, ensureAuditEventPartitions, recordAuditEvent } from '../modules/audit/index.ts';
 import { createAuthModule, createRoleChanges } from '../modules/auth/index.ts';
 import { createReadiness } from '../modules/health/readiness.ts';
 import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
@@ -10,6 +10,7 @@ import { createRuntimeSampler } from '../modules/health/runtimeStats.ts';
 import { createJobsModule } from '../modules/jobs/index.ts';
 import { maintenanceMode, maintenanceStatuses } from '../modules/maintenance/index.ts';
 import { trackInstance } from '../modules/releases/index.ts';
+import { createRetentionModule } from '../modules/retention/index.ts';
 import { createSettingsModule, settingsStatuses } from '../modules/settings/index.ts';
 import { createNotificationListener } from '../platform/db/listener.ts';
 import { listMigrationFiles, migrationStatus } from '../platform/db/migrations.ts';
@@ -22,6 +23,7 @@ import { loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
 import { createHttpApp } from './http.ts';
 import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
+import { auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import { createRoutes } from './routes.ts';
 
 export interface RunningInstance {
@@ -73,6 +75,15 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
   const migrationFiles = listMigrationFiles();
   const latestMigration = Math.max(0, ...migrationFiles.map((file) => file.version));
   const tasks = createTaskPool({ threads: config.taskThreads, closeTimeoutMs: config.drainTimeoutMs, registry, logger });
+  const retention = createRetentionModule({
+    pool,
+    connectionString: config.databaseUrl,
+    settings: retentionSettings(settings.reader),
+    // Called only once the jobs module below exists: when a run starts or the overview is asked for.
+    jobStatus: () => retentionJobStatus(jobs.service),
+    ensureAuditEventPartitions: () => ensureAuditEventPartitions(pool),
+    recordPurge: auditRetentionPurge,
+  });
   const jobs = createJobsModule({
     pool,
     listener,
@@ -80,7 +91,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     registry,
     runTask: tasks.runTask,
     instanceId,
-    definitions: jobDefinitions(config),
+    definitions: jobDefinitions(config, { retention: retention.job }),
     workers: config.jobWorkers,
     queues: config.jobQueues,
     leaseSeconds: config.jobLeaseSeconds,
@@ -96,6 +107,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
       roles: createRoleChanges(pool, recordAudit),
       heartbeatSeconds: config.heartbeatSeconds,
       jobs: jobs.service,
+      retention: retention.service,
       system: {
         instance: { id: instanceId, ...build, startedAt },
         pool,
@@ -113,7 +125,7 @@ export async function startInstance(config: Config, options: { workerSlot?: stri
     logger,
     routes,
     guard: auth.guard,
-    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses],
+    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses, retention.statuses],
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
     draining: () => readiness.draining,

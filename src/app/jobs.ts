@@ -3,9 +3,14 @@ import type { JobDefinition, RecordJobDefinitionChange } from '../modules/jobs/i
 import type { Config } from './config.ts';
 import { testJobDefinitions } from './testJobs.ts';
 
+/** The jobs modules declare, built by the instance with their dependencies. */
+export interface ModuleJobs {
+  retention: JobDefinition;
+}
+
 /** Every job of the product: each module contributes its definitions here. */
-export function jobDefinitions(config: Config): JobDefinition[] {
-  return [...(config.testJobs ? testJobDefinitions() : [])];
+export function jobDefinitions(config: Config, modules: ModuleJobs): JobDefinition[] {
+  return [modules.retention, ...(config.testJobs ? testJobDefinitions() : [])];
 }
 
 /** A definition change becomes the audit event `jobs.definition.changed`, in the change's transaction. */

@@ -7,6 +7,7 @@ import { type JobsServiceDeps, jobsRoutes } from '../modules/jobs/index.ts';
 import type { SystemDeps } from '../modules/health/system.ts';
 import { openApiRoutes } from '../modules/openapi/routes.ts';
 import { releasesRoutes } from '../modules/releases/index.ts';
+import { type RetentionServiceDeps, retentionRoutes } from '../modules/retention/index.ts';
 import { type SettingsService, settingsRoutes } from '../modules/settings/index.ts';
 import type { Queryable } from '../platform/db/pool.ts';
 import { buildOpenApiDocument } from '../platform/http/openapi.ts';
@@ -22,6 +23,7 @@ export interface RouteDeps {
   roles: RoleChanges;
   heartbeatSeconds: number;
   jobs: JobsServiceDeps;
+  retention: RetentionServiceDeps;
 }
 
 export const API_INFO = {
@@ -39,6 +41,7 @@ export function createRoutes(deps: RouteDeps, version: string): AnyRoute[] {
     ...auditRoutes(deps),
     ...rolesRoutes(deps),
     ...jobsRoutes(deps.jobs),
+    ...retentionRoutes(deps.retention),
   ];
   let document: Record<string, unknown> | undefined;
   routes.push(...openApiRoutes(() => (document ??= buildOpenApiDocument(routes, { ...API_INFO, version }))));

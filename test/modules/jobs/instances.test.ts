@@ -63,7 +63,7 @@ test.serial('disabled through one instance, no instance creates another slot; re
   await sleep(2_500);
   t.deepEqual(await ticks(after), []);
   const listed = (await (await fetch(`${instances[2]!.url}/ops/jobs/definitions`, { headers: bearer(token) })).json()) as any;
-  t.like(listed.definitions[0], { name: 'test_tick', enabled: false, next_run_at: null });
+  t.like(listed.definitions.find((d: any) => d.name === 'test_tick'), { enabled: false, next_run_at: null });
   await waitFor(async () => {
     const { rows } = await db.pool.query(`select 1 from job_runs where job = 'test_tick' and state in ('queued', 'running')`);
     return rows.length === 0 ? true : undefined;

@@ -63,8 +63,9 @@ test('definitions list every job in code with the configuration in force and the
   const response = await call('GET', '/ops/jobs/definitions', { token: viewer });
   t.is(response.status, 200);
   const { definitions } = (await response.json()) as { definitions: any[] };
-  t.deepEqual(definitions.map((d) => d.name), ['test_tick', 'test_hold', 'test_fail', 'test_timeout']);
-  const tick = definitions[0];
+  t.deepEqual(definitions.map((d) => d.name), ['retention', 'test_tick', 'test_hold', 'test_fail', 'test_timeout']);
+  t.like(definitions[0], { queue: 'default', timeout_seconds: 1800, max_attempts: 3, enabled: true, schedule: '15 4 * * *' });
+  const tick = definitions[1];
   t.like(tick, { queue: 'default', timeout_seconds: 10, max_attempts: 1, enabled: true, schedule: '@every 1s', modified: false, invalid_override: false });
   t.deepEqual(tick.defaults, { enabled: true, schedule: '@every 1s' });
   t.true(Date.parse(tick.next_run_at) > Date.now() - 2_000);
