@@ -37,15 +37,16 @@ create index audit_events_request_idx on audit_events (request_id) where request
 
 create function refuse_audit_event_change() returns trigger language plpgsql as $$
 begin
-  if tg_op = 'DELETE' and current_setting('backplane.audit_purge', true) = 'on' then
-    return old;
-  end if;
   raise exception 'audit_events is append-only: % refused', tg_op;
 end $$;
 
--- A row trigger on the parent is cloned onto every partition, present and future.
-create trigger audit_events_append_only before update or delete on audit_events
+-- Row triggers on the parent are cloned onto every partition, present and future.
+create trigger audit_events_no_update before update on audit_events
   for each row execute function refuse_audit_event_change();
+-- The purge's permission is checked in the WHEN clause, so its deletes call no function per row.
+create trigger audit_events_no_delete before delete on audit_events
+  for each row when (current_setting('backplane.audit_purge', true) is distinct from 'on')
+  execute function refuse_audit_event_change();
 -- Statement triggers are not cloned: each partition gets its own TRUNCATE guard.
 create trigger audit_events_no_truncate before truncate on audit_events
   for each statement execute function refuse_audit_event_change();

@@ -32,6 +32,7 @@ export async function auditRetentionPurge(db: Queryable, event: RetentionPurgeEv
       retention: formatDurationSeconds(event.retentionSeconds),
       statements: event.statements,
       longest_statement_ms: event.longestStatementMs,
+      longest_statement: event.longestStatement,
       partitions_dropped: event.partitionsDropped,
     },
   });

@@ -170,28 +170,3 @@ select set_config('statement_timeout', $1, true)`;
 export async function setStatementTimeout(tx: Queryable, ms: number): Promise<void> {
   await tx.query(setStatementTimeoutSql, [`${ms}ms`]);
 }
-
-const declarePurgeSql = `
-select set_config('backplane.audit_purge', 'on', true)`;
-
-// The oldest rows first; bounding the join by the batch's newest instant keeps each statement's
-// scan to the batch itself, and the cutoff prunes every partition newer than it.
-const purgeAuditEventsSql = `
-with doomed as materialized (
-  select id, occurred_at from audit_events where occurred_at < $1 order by occurred_at limit $2
-)
-delete from audit_events a
-using doomed d
-where a.id = d.id and a.occurred_at = d.occurred_at
-  and a.occurred_at < $1
-  and a.occurred_at <= (select max(occurred_at) from doomed)`;
-
-/**
- * The one way to delete audit event rows (the trigger refuses any other): a batch of the oldest
- * older than the cutoff, inside the caller's transaction. Returns how many were deleted.
- */
-export async function purgeAuditEventBatch(tx: Queryable, before: Date, batchSize: number): Promise<number> {
-  await tx.query(declarePurgeSql);
-  const result = await tx.query(purgeAuditEventsSql, [before, batchSize]);
-  return result.rowCount ?? 0;
-}

@@ -1,3 +1,4 @@
+// Imported directly by the retention task threads (not through index.ts), so a thread loads no HTTP code.
 import type { Queryable } from '../../platform/db/pool.ts';
 
 // Stopping sets last_seen_at too, so one column covers instances stopped and instances gone

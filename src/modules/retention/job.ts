@@ -13,19 +13,25 @@ const codeOf = (error: unknown): string => {
   return typeof code === 'string' ? code : 'error';
 };
 
-/** Purges one kind on a worker thread and records its event; returns the failure's code, if any. */
-async function purgeKind(deps: RetentionJobDeps, context: JobContext, kind: RetentionKind, seconds: number, cutoff: Date): Promise<string | undefined> {
-  let result: PurgeResult;
+type Outcome = { result: PurgeResult } | { error: unknown };
+
+/** Purges one kind on a worker thread; a task that fails comes back as its error. */
+async function purgeKind(deps: RetentionJobDeps, context: JobContext, kind: RetentionKind, cutoff: Date): Promise<Outcome> {
   try {
-    result = await context.runTask(kind.task, {
-      connectionString: deps.connectionString,
-      cutoff: cutoff.toISOString(),
-      batch: deps.batch ?? DEFAULT_BATCH_BOUNDS,
-    });
+    const input = { connectionString: deps.connectionString, cutoff: cutoff.toISOString(), batch: deps.batch ?? DEFAULT_BATCH_BOUNDS };
+    return { result: await context.runTask(kind.task, input) };
   } catch (error) {
-    context.logger.error({ err: error, kind: kind.kind }, 'retention of a kind failed; the other kinds go on');
-    return codeOf(error);
+    return { error };
   }
+}
+
+/** Logs a kind's purge and records its `retention.purged` event; returns the failure's code, if any. */
+async function reportKind(deps: RetentionJobDeps, context: JobContext, kind: RetentionKind, seconds: number, cutoff: Date, outcome: Outcome): Promise<string | undefined> {
+  if ('error' in outcome) {
+    context.logger.error({ err: outcome.error, kind: kind.kind }, 'retention of a kind failed; the other kinds went on');
+    return codeOf(outcome.error);
+  }
+  const { result } = outcome;
   const fields = {
     kind: kind.kind,
     setting: kind.setting,
@@ -33,6 +39,7 @@ async function purgeKind(deps: RetentionJobDeps, context: JobContext, kind: Rete
     deleted: result.deleted,
     statements: result.statements,
     longest_statement_ms: result.longestStatementMs,
+    longest_statement: result.longestStatement,
     partitions_dropped: result.partitionsDropped,
   };
   let failure = result.failure?.code;
@@ -46,6 +53,7 @@ async function purgeKind(deps: RetentionJobDeps, context: JobContext, kind: Rete
         rows: result.deleted,
         statements: result.statements,
         longestStatementMs: result.longestStatementMs,
+        longestStatement: result.longestStatement,
         partitionsDropped: result.partitionsDropped,
       });
     } catch (error) {
@@ -54,7 +62,7 @@ async function purgeKind(deps: RetentionJobDeps, context: JobContext, kind: Rete
     }
   }
   if (result.failure) {
-    context.logger.error({ ...fields, failure: result.failure }, 'retention of a kind stopped part-way; the other kinds go on');
+    context.logger.error({ ...fields, failure: result.failure }, 'retention of a kind stopped part-way; the other kinds went on');
   } else {
     context.logger.info(fields, 'retention applied');
   }
@@ -62,9 +70,11 @@ async function purgeKind(deps: RetentionJobDeps, context: JobContext, kind: Rete
 }
 
 /**
- * One run: keeps audit partitions ahead, then purges each kind in turn against cutoffs taken from
- * the live settings on the database clock at the start. A failing kind does not stop the others;
- * the run fails afterwards, naming them. Disabled, it deletes nothing, even a run already queued.
+ * One run: keeps audit partitions ahead, then purges every kind against cutoffs taken from the
+ * live settings on the database clock at the start. The kinds go to the task pool together (the
+ * small ones finish on one thread while audit events take another); a failing kind does not stop
+ * the others, and the run fails afterwards, naming it. Disabled, it deletes nothing, even in a run
+ * queued before the change.
  */
 async function applyRetention(deps: RetentionJobDeps, context: JobContext): Promise<void> {
   if (!(await deps.jobStatus()).enabled) {
@@ -83,15 +93,12 @@ async function applyRetention(deps: RetentionJobDeps, context: JobContext): Prom
   }
   const seconds = RETENTION_KINDS.map((kind) => deps.settings.seconds(kind.setting));
   const cutoffs = await selectCutoffs(context.db, seconds);
+  const outcomes = await Promise.all(RETENTION_KINDS.map((kind, index) => purgeKind(deps, context, kind, cutoffs[index]!)));
+  if (context.signal.aborted) {
+    return;
+  }
   for (const [index, kind] of RETENTION_KINDS.entries()) {
-    if (context.signal.aborted) {
-      return;
-    }
-    if (index > 0 && !(await deps.jobStatus()).enabled) {
-      context.logger.warn({ next_kind: kind.kind }, 'the retention job was disabled during its run; the remaining kinds are left');
-      break;
-    }
-    const failure = await purgeKind(deps, context, kind, seconds[index]!, cutoffs[index]!);
+    const failure = await reportKind(deps, context, kind, seconds[index]!, cutoffs[index]!, outcomes[index]!);
     if (failure) {
       failures.push(`${kind.kind} (${failure})`);
     }

@@ -28,6 +28,7 @@ export interface RetentionPurgeEvent {
   rows: number;
   statements: number;
   longestStatementMs: number;
+  longestStatement: string;
   partitionsDropped: number;
 }
 

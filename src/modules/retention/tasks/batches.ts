@@ -22,6 +22,8 @@ export interface PurgeResult {
   deleted: number;
   statements: number;
   longestStatementMs: number;
+  /** What that statement was: `delete batch of 5000`, `count audit_events_p202401`, `drop audit_events_p202401`. */
+  longestStatement: string;
   partitionsDropped: number;
   /** Set when the purge stopped part-way; the figures count what was done before. */
   failure: TaskFailure | null;
@@ -32,15 +34,19 @@ export class PurgeMeter {
   deleted = 0;
   statements = 0;
   longestStatementMs = 0;
+  longestStatement = '';
   partitionsDropped = 0;
 
   /** Runs one statement (or one statement and its commit, for what holds locks until then) and times it. */
-  async time<T>(statement: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  async time<T>(label: string, statement: () => Promise<T>): Promise<{ value: T; ms: number }> {
     const started = performance.now();
     const value = await statement();
     const ms = performance.now() - started;
     this.statements += 1;
-    this.longestStatementMs = Math.max(this.longestStatementMs, ms);
+    if (ms > this.longestStatementMs) {
+      this.longestStatementMs = ms;
+      this.longestStatement = label;
+    }
     return { value, ms };
   }
 }
@@ -69,6 +75,7 @@ export async function runPurge(input: PurgeInput, purge: (client: pg.Client, cut
     deleted: meter.deleted,
     statements: meter.statements,
     longestStatementMs: Math.round(meter.longestStatementMs * 10) / 10,
+    longestStatement: meter.longestStatement,
     partitionsDropped: meter.partitionsDropped,
     failure,
   };
@@ -88,7 +95,7 @@ export function nextBatchSize(size: number, ms: number, bounds: BatchBounds): nu
 export async function deleteInBatches(meter: PurgeMeter, bounds: BatchBounds, deleteBatch: (size: number) => Promise<number>): Promise<void> {
   let size = bounds.initial;
   for (;;) {
-    const { value: deleted, ms } = await meter.time(() => deleteBatch(size));
+    const { value: deleted, ms } = await meter.time(`delete batch of ${size}`, () => deleteBatch(size));
     meter.deleted += deleted;
     if (deleted < size) {
       return;

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { PG, pgCode } from '../../../platform/db/pgErrors.ts';
 import { sleep } from '../../../platform/time.ts';
-import { dropAuditPartition, lockAndCountAuditPartition, purgeAuditEventBatch, selectExpiredAuditPartitions } from '../../audit/index.ts';
+import { dropAuditPartition, lockAndCountAuditPartition, purgeAuditEventBatch, selectExpiredAuditPartitions } from '../../audit/purge.ts';
 import { type PurgeInput, type PurgeMeter, type PurgeResult, deleteInBatches, runPurge } from './batches.ts';
 
 // Dropping a partition locks all of audit_events: wait briefly for the lock, or not at all.
@@ -32,9 +32,9 @@ async function dropExpiredPartitions(client: pg.Client, cutoff: Date, meter: Pur
       let rows: number;
       try {
         await client.query(`select set_config('lock_timeout', $1, true)`, [DROP_LOCK_TIMEOUT]);
-        rows = (await meter.time(() => lockAndCountAuditPartition(client, name))).value;
+        rows = (await meter.time(`count ${name}`, () => lockAndCountAuditPartition(client, name))).value;
         // The drop holds its lock on audit_events until the commit, so both are timed together.
-        await meter.time(async () => {
+        await meter.time(`drop ${name}`, async () => {
           await dropAuditPartition(client, name);
           await client.query('commit');
         });

@@ -1,4 +1,4 @@
-import { purgeDefinitionHistory } from '../../jobs/index.ts';
+import { purgeDefinitionHistory } from '../../jobs/store/purge.ts';
 import { type PurgeInput, type PurgeResult, deleteInBatches, runPurge } from './batches.ts';
 
 /** Retention of job definition history (ops.history_retention). */

@@ -1,4 +1,4 @@
-import { purgeFinishedRuns } from '../../jobs/index.ts';
+import { purgeFinishedRuns } from '../../jobs/store/purge.ts';
 import { type PurgeInput, type PurgeResult, deleteInBatches, runPurge } from './batches.ts';
 
 /** Retention of finished job runs (ops.history_retention); queued and running runs stay. */

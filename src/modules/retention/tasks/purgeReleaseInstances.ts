@@ -1,4 +1,4 @@
-import { purgeReleaseInstances as purgeBatch } from '../../releases/index.ts';
+import { purgeReleaseInstances as purgeBatch } from '../../releases/purge.ts';
 import { type PurgeInput, type PurgeResult, deleteInBatches, runPurge } from './batches.ts';
 
 /** Retention of release instance records stopped or unseen (releases.instance_retention). */

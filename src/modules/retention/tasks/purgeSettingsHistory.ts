@@ -1,4 +1,4 @@
-import { purgeSettingsHistory as purgeBatch } from '../../settings/index.ts';
+import { purgeSettingsHistory as purgeBatch } from '../../settings/purge.ts';
 import { type PurgeInput, type PurgeResult, deleteInBatches, runPurge } from './batches.ts';
 
 /** Retention of settings history (ops.history_retention). */
