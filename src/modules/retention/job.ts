@@ -70,11 +70,11 @@ async function reportKind(deps: RetentionJobDeps, context: JobContext, kind: Ret
 }
 
 /**
- * One run: keeps audit partitions ahead, then purges every kind against cutoffs taken from the
- * live settings on the database clock at the start. The kinds go to the task pool together (the
- * small ones finish on one thread while audit events take another); a failing kind does not stop
- * the others, and the run fails afterwards, naming it. Disabled, it deletes nothing, even in a run
- * queued before the change.
+ * One run: keeps audit partitions ahead, then purges the kinds one after the other against
+ * cutoffs taken from the live settings on the database clock at the start. One kind at a time
+ * keeps a single purge statement beside the service's own queries. A failing kind does not stop
+ * the others; the run fails afterwards, naming it. Disabled, it deletes nothing, even in a run
+ * queued before the change, and disabled during a run it stops before the next kind.
  */
 async function applyRetention(deps: RetentionJobDeps, context: JobContext): Promise<void> {
   if (!(await deps.jobStatus()).enabled) {
@@ -93,12 +93,16 @@ async function applyRetention(deps: RetentionJobDeps, context: JobContext): Prom
   }
   const seconds = RETENTION_KINDS.map((kind) => deps.settings.seconds(kind.setting));
   const cutoffs = await selectCutoffs(context.db, seconds);
-  const outcomes = await Promise.all(RETENTION_KINDS.map((kind, index) => purgeKind(deps, context, kind, cutoffs[index]!)));
-  if (context.signal.aborted) {
-    return;
-  }
   for (const [index, kind] of RETENTION_KINDS.entries()) {
-    const failure = await reportKind(deps, context, kind, seconds[index]!, cutoffs[index]!, outcomes[index]!);
+    if (index > 0 && !(await deps.jobStatus()).enabled) {
+      context.logger.warn({ next_kind: kind.kind }, 'the retention job was disabled during its run; the remaining kinds are left');
+      break;
+    }
+    const outcome = await purgeKind(deps, context, kind, cutoffs[index]!);
+    if (context.signal.aborted) {
+      return;
+    }
+    const failure = await reportKind(deps, context, kind, seconds[index]!, cutoffs[index]!, outcome);
     if (failure) {
       failures.push(`${kind.kind} (${failure})`);
     }
