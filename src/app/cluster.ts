@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
+import { ensureAuditEventPartitions } from '../modules/audit/index.ts';
 import { migrateUp } from '../platform/db/migrations.ts';
 import { createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
@@ -27,6 +28,15 @@ async function migrate(url: string, logger: Logger): Promise<void> {
   try {
     const applied = await migrateUp(pool);
     logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
+    // The retention job keeps them ahead too; starting here covers a job disabled or not yet run.
+    try {
+      const created = await ensureAuditEventPartitions(pool);
+      if (created > 0) {
+        logger.info({ created }, 'audit event partitions created ahead');
+      }
+    } catch (error) {
+      logger.warn({ err: error }, 'could not create audit event partitions ahead; new months go to the default partition until the retention job runs');
+    }
   } finally {
     await pool.end();
   }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import client from 'prom-client';
-import { type AuditEventInput, auditStatuses, createAuditQueries, recordAuditEvent } from '../modules/audit/index.ts';
+import { type AuditEventInput, auditStatuses, createAuditQueries, ensureAuditEventPartitions, recordAuditEvent } from '../modules/audit/index.ts';
 import { createAuthModule, createRoleChanges } from '../modules/auth/index.ts';
 import { createReadiness } from '../modules/health/readiness.ts';
 import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
@@ -12,6 +12,7 @@ import { createJobsModule } from '../modules/jobs/index.ts';
 import { maintenanceMode, maintenanceStatuses } from '../modules/maintenance/index.ts';
 import { type RateLimitSettings, createRateLimitModule } from '../modules/ratelimit/index.ts';
 import { trackInstance } from '../modules/releases/index.ts';
+import { createRetentionModule } from '../modules/retention/index.ts';
 import { createSettingsModule, settingsStatuses } from '../modules/settings/index.ts';
 import { createNotificationListener } from '../platform/db/listener.ts';
 import { listMigrationFiles, migrationStatus } from '../platform/db/migrations.ts';
@@ -30,6 +31,7 @@ import { providerSignIn, canStillSignIn, identifyCaller, identityAccounts } from
 import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
 import { openSecretBox } from './encryptionKey.ts';
 import { RATE_LIMIT_CONNECTIONS, settingsRateLimits, signInAttempts } from './rateLimits.ts';
+import { auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import { createRoutes } from './routes.ts';
 
 export interface RunningInstance {
@@ -125,6 +127,15 @@ export async function startInstance(
   );
   const migrationFiles = listMigrationFiles();
   const latestMigration = Math.max(0, ...migrationFiles.map((file) => file.version));
+  const retention = createRetentionModule({
+    pool,
+    connectionString: config.databaseUrl,
+    settings: retentionSettings(settings.reader),
+    // Called only once the jobs module below exists: when a run starts or the overview is asked for.
+    jobStatus: () => retentionJobStatus(jobs.service),
+    ensureAuditEventPartitions: () => ensureAuditEventPartitions(pool),
+    recordPurge: auditRetentionPurge,
+  });
   const jobs = createJobsModule({
     pool,
     listener,
@@ -132,7 +143,7 @@ export async function startInstance(
     registry,
     runTask: tasks.runTask,
     instanceId,
-    definitions: jobDefinitions(config, { identities }),
+    definitions: jobDefinitions(config, { identities, retention: retention.job }),
     workers: config.jobWorkers,
     queues: config.jobQueues,
     leaseSeconds: config.jobLeaseSeconds,
@@ -156,6 +167,7 @@ export async function startInstance(
       heartbeatSeconds: config.heartbeatSeconds,
       jobs: jobs.service,
       identities: identities.routeDeps,
+      retention: retention.service,
       system: {
         instance: { id: instanceId, ...build, startedAt },
         pool,
@@ -173,7 +185,7 @@ export async function startInstance(
     logger,
     routes,
     guard: auth.guard,
-    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses, rateLimits.statuses, identities.statuses],
+    statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses, rateLimits.statuses, identities.statuses, retention.statuses],
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
     draining: () => readiness.draining,

@@ -8,6 +8,8 @@ import { testJobDefinitions } from './testJobs.ts';
 
 /** What the product's jobs call in their modules. */
 export interface JobModules {
+  /** Declared by the retention module with its dependencies. */
+  retention: JobDefinition;
   identities: {
     revokeQueuedTokens(signal: AbortSignal): Promise<RevocationSummary>;
     readBacklog(db: Queryable): Promise<JobBacklog>;
@@ -46,6 +48,7 @@ export function jobDefinitions(config: Config, modules: JobModules): JobDefiniti
       backlog: (db) => modules.identities.readBacklog(db),
     }),
     ratelimitCleanupJob,
+    modules.retention,
     ...(config.testJobs ? testJobDefinitions() : []),
   ];
 }

@@ -8,6 +8,7 @@ import { type JobsServiceDeps, jobsRoutes } from '../modules/jobs/index.ts';
 import type { SystemDeps } from '../modules/health/system.ts';
 import { openApiRoutes } from '../modules/openapi/routes.ts';
 import { releasesRoutes } from '../modules/releases/index.ts';
+import { type RetentionServiceDeps, retentionRoutes } from '../modules/retention/index.ts';
 import { type SettingsService, settingsRoutes } from '../modules/settings/index.ts';
 import type { Queryable } from '../platform/db/pool.ts';
 import { buildOpenApiDocument } from '../platform/http/openapi.ts';
@@ -25,6 +26,7 @@ export interface RouteDeps {
   heartbeatSeconds: number;
   jobs: JobsServiceDeps;
   identities: IdentitiesDeps;
+  retention: RetentionServiceDeps;
 }
 
 export const API_INFO = {
@@ -45,6 +47,7 @@ export function createRoutes(deps: RouteDeps, version: string): AnyRoute[] {
     ...rolesRoutes(deps),
     ...jobsRoutes(deps.jobs),
     ...identitiesRoutes(deps.identities),
+    ...retentionRoutes(deps.retention),
   ];
   let document: Record<string, unknown> | undefined;
   routes.push(...openApiRoutes(() => (document ??= buildOpenApiDocument(routes, { ...API_INFO, version }))));

@@ -1,6 +1,7 @@
 export { recordAuditEvent, CLI_ACTOR, type AuditEventInput } from './record.ts';
 export { prepareMetadata, isSensitiveKey } from './redaction.ts';
 export { createAuditQueries, type AuditQueries } from './queries.ts';
-export { purgeAuditEventBatch } from './store.ts';
+export { purgeAuditEventBatch, selectExpiredAuditPartitions, lockAndCountAuditPartition, dropAuditPartition } from './purge.ts';
+export { ensureAuditEventPartitions, PARTITION_MONTHS_AHEAD } from './partitions.ts';
 export { auditRoutes } from './routes.ts';
 export { auditStatuses } from './errors.ts';

@@ -170,20 +170,3 @@ select set_config('statement_timeout', $1, true)`;
 export async function setStatementTimeout(tx: Queryable, ms: number): Promise<void> {
   await tx.query(setStatementTimeoutSql, [`${ms}ms`]);
 }
-
-const declarePurgeSql = `
-select set_config('backplane.audit_purge', 'on', true)`;
-
-const purgeAuditEventsSql = `
-delete from audit_events
-where id in (select id from audit_events where occurred_at < $1 order by id limit $2)`;
-
-/**
- * The one way to delete audit events (the trigger refuses any other): a batch older than the
- * cutoff, inside the caller's transaction. Returns how many were deleted.
- */
-export async function purgeAuditEventBatch(tx: Queryable, before: Date, batchSize: number): Promise<number> {
-  await tx.query(declarePurgeSql);
-  const result = await tx.query(purgeAuditEventsSql, [before, batchSize]);
-  return result.rowCount ?? 0;
-}

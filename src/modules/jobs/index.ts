@@ -12,6 +12,7 @@ import { startJobWorkers } from './worker.ts';
 
 export { defineJob, type JobBacklog, type JobContext, type JobDefinition } from './definitions.ts';
 export { jobsStatuses } from './errors.ts';
+export { describeJob, type JobStatus } from './jobStatus.ts';
 export type { JobDefinitionChangeEvent, JobsServiceDeps, RecordJobDefinitionChange } from './ports.ts';
 export { jobsRoutes } from './routes.ts';
 export { purgeDefinitionHistory, purgeFinishedRuns } from './store/purge.ts';

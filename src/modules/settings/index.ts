@@ -11,6 +11,8 @@ export type { SettingsReader } from './reader.ts';
 export { changeSettings, type SettingsService, type RecordSettingAudit, type ChangeContext, type SettingChange } from './service.ts';
 export { SETTINGS, type SettingName } from './registry.ts';
 export { SETTINGS_CHANNEL } from './cache.ts';
+export { formatDurationSeconds } from './durations.ts';
+export { purgeSettingsHistory } from './purge.ts';
 
 export interface SettingsModuleDeps {
   pool: pg.Pool;

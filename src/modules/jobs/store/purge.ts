@@ -1,3 +1,4 @@
+// Imported directly by the retention task threads (not through index.ts), so a thread loads no HTTP code.
 import type { Queryable } from '../../../platform/db/pool.ts';
 
 // Batches keep each statement short; the caller repeats until a batch comes back short.

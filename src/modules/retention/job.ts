@@ -1,0 +1,126 @@
+import { type JobContext, type JobDefinition, defineJob } from '../jobs/index.ts';
+import { RetentionRunError } from './errors.ts';
+import { RETENTION_JOB, RETENTION_KINDS, type RetentionKind } from './kinds.ts';
+import type { RetentionJobDeps } from './ports.ts';
+import { selectCutoffs } from './store.ts';
+import type { BatchBounds, PurgeResult } from './tasks/batches.ts';
+
+/** Batches start at 5 000 rows and resize to keep each statement near 100 ms, far under the 250 ms bound. */
+export const DEFAULT_BATCH_BOUNDS: BatchBounds = { initial: 5_000, min: 500, max: 50_000, targetMs: 100 };
+
+const codeOf = (error: unknown): string => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'error';
+};
+
+type Outcome = { result: PurgeResult } | { error: unknown };
+
+/** Purges one kind on a worker thread; a task that fails comes back as its error. */
+async function purgeKind(deps: RetentionJobDeps, context: JobContext, kind: RetentionKind, cutoff: Date): Promise<Outcome> {
+  try {
+    const input = { connectionString: deps.connectionString, cutoff: cutoff.toISOString(), batch: deps.batch ?? DEFAULT_BATCH_BOUNDS };
+    return { result: await context.runTask(kind.task, input) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** Logs a kind's purge and records its `retention.purged` event; returns the failure's code, if any. */
+async function reportKind(deps: RetentionJobDeps, context: JobContext, kind: RetentionKind, seconds: number, cutoff: Date, outcome: Outcome): Promise<string | undefined> {
+  if ('error' in outcome) {
+    context.logger.error({ err: outcome.error, kind: kind.kind }, 'retention of a kind failed; the other kinds went on');
+    return codeOf(outcome.error);
+  }
+  const { result } = outcome;
+  const fields = {
+    kind: kind.kind,
+    setting: kind.setting,
+    cutoff: cutoff.toISOString(),
+    deleted: result.deleted,
+    statements: result.statements,
+    longest_statement_ms: result.longestStatementMs,
+    longest_statement: result.longestStatement,
+    partitions_dropped: result.partitionsDropped,
+  };
+  let failure = result.failure?.code;
+  if (result.deleted > 0) {
+    try {
+      await deps.recordPurge(context.db, {
+        kind: kind.kind,
+        setting: kind.setting,
+        retentionSeconds: seconds,
+        cutoff,
+        rows: result.deleted,
+        statements: result.statements,
+        longestStatementMs: result.longestStatementMs,
+        longestStatement: result.longestStatement,
+        partitionsDropped: result.partitionsDropped,
+      });
+    } catch (error) {
+      context.logger.error({ err: error, ...fields }, 'rows were deleted but their retention.purged event could not be recorded');
+      failure ??= 'audit_failed';
+    }
+  }
+  if (result.failure) {
+    context.logger.error({ ...fields, failure: result.failure }, 'retention of a kind stopped part-way; the other kinds went on');
+  } else {
+    context.logger.info(fields, 'retention applied');
+  }
+  return failure;
+}
+
+/**
+ * One run: keeps audit partitions ahead, then purges the kinds one after the other against
+ * cutoffs taken from the live settings on the database clock at the start. One kind at a time
+ * keeps a single purge statement beside the service's own queries. A failing kind does not stop
+ * the others; the run fails afterwards, naming it. Disabled, it deletes nothing, even in a run
+ * queued before the change, and disabled during a run it stops before the next kind.
+ */
+async function applyRetention(deps: RetentionJobDeps, context: JobContext): Promise<void> {
+  if (!(await deps.jobStatus()).enabled) {
+    context.logger.info('the retention job is disabled; nothing deleted');
+    return;
+  }
+  const failures: string[] = [];
+  try {
+    const created = await deps.ensureAuditEventPartitions();
+    if (created > 0) {
+      context.logger.info({ created }, 'audit event partitions created ahead');
+    }
+  } catch (error) {
+    context.logger.error({ err: error }, 'could not create audit event partitions ahead; new months go to the default partition meanwhile');
+    failures.push(`audit_event_partitions (${codeOf(error)})`);
+  }
+  const seconds = RETENTION_KINDS.map((kind) => deps.settings.seconds(kind.setting));
+  const cutoffs = await selectCutoffs(context.db, seconds);
+  for (const [index, kind] of RETENTION_KINDS.entries()) {
+    if (index > 0 && !(await deps.jobStatus()).enabled) {
+      context.logger.warn({ next_kind: kind.kind }, 'the retention job was disabled during its run; the remaining kinds are left');
+      break;
+    }
+    const outcome = await purgeKind(deps, context, kind, cutoffs[index]!);
+    if (context.signal.aborted) {
+      return;
+    }
+    const failure = await reportKind(deps, context, kind, seconds[index]!, cutoffs[index]!, outcome);
+    if (failure) {
+      failures.push(`${kind.kind} (${failure})`);
+    }
+  }
+  if (failures.length > 0) {
+    throw new RetentionRunError(failures, RETENTION_KINDS.length + 1);
+  }
+}
+
+/** The daily retention job (04:15 UTC): 30 minutes per attempt, 3 attempts. */
+export function retentionJob(deps: RetentionJobDeps): JobDefinition {
+  return defineJob({
+    name: RETENTION_JOB,
+    description:
+      'Deletes audit events, settings and job definition history, finished job runs and release instance records older than their retention settings',
+    schedule: '15 4 * * *',
+    timeoutSeconds: 1_800,
+    maxAttempts: 3,
+    handler: (context) => applyRetention(deps, context),
+  });
+}

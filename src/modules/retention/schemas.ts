@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+const LastRun = z.object({
+  id: z.string(),
+  state: z.string().describe('queued, running, succeeded or failed'),
+  started_at: z.string(),
+  finished_at: z.string().nullable(),
+  error: z.string().nullable().describe('The run’s error summary; a failed run names the kinds that failed'),
+});
+
+const KindEntry = z.object({
+  kind: z.string().describe('audit_events, settings_history, job_definition_history, job_runs or release_instances'),
+  setting: z.string().describe('The runtime setting holding the retention; change it with PUT /ops/settings/{name}'),
+  value: z.string().describe('Its live value as a Go duration, such as 8760h'),
+  value_seconds: z.number().int(),
+  job: z.string().describe('The job that deletes the expired rows'),
+  enabled: z.boolean().describe('Whether that job is enabled; disabled, it deletes nothing'),
+  cutoff: z.string().describe('Now on the database clock minus the retention: older rows are past it'),
+  oldest: z.string().nullable().describe('The oldest row retention judges; null when there is none'),
+  past_cutoff: z.number().int().describe('Rows older than the cutoff now, which the next run deletes'),
+  last_run: LastRun.nullable(),
+  next_run: z.string().nullable().describe('Null while the job is disabled'),
+});
+
+export const RetentionOverview = z.object({ kinds: z.array(KindEntry) });
