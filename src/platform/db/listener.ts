@@ -76,6 +76,7 @@ export function createNotificationListener(connectionString: string, logger: Log
   }
 
   let started = false;
+  let pendingListen: Promise<void> = Promise.resolve();
   return {
     listen(channel, handler) {
       if (!CHANNEL_PATTERN.test(channel)) {
@@ -86,7 +87,12 @@ export function createNotificationListener(connectionString: string, logger: Log
       list.push(handler);
       handlers.set(channel, list);
       if (isNew && client && connected) {
-        void client.query(`listen ${channel}`).catch(() => undefined);
+        // One statement at a time on the connection: pg no longer queues overlapping queries quietly.
+        const current = client;
+        pendingListen = pendingListen.then(() => current.query(`listen ${channel}`)).then(
+          () => undefined,
+          () => undefined,
+        );
       }
       if (!started) {
         started = true;
