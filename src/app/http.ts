@@ -24,6 +24,9 @@ export interface HttpAppOptions {
   beforeRoutes?: Koa.Middleware[];
 }
 
+/** Kubernetes probes: logged at debug while they succeed. */
+const PROBE_ROUTES = new Set(['/livez', '/readyz']);
+
 // Methods outside this list share one label value, so clients cannot mint metric series.
 const METHOD_LABELS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -45,7 +48,7 @@ export function createHttpApp(options: HttpAppOptions): Koa {
     ctx.state.clientAddress = resolveClient(ctx);
     await next();
   });
-  app.use(accessLog(options.logger));
+  app.use(accessLog(options.logger, PROBE_ROUTES));
   app.use(async (ctx: Context, next: Next) => {
     const started = performance.now();
     try {

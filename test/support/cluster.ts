@@ -71,6 +71,10 @@ export async function startCluster(databaseUrl: string, instances: number, env: 
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // A test process that ends abruptly (a timeout) must not leave a cluster running on the machine.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  void exited.then(() => process.removeListener('exit', killOnExit));
   const url = `http://127.0.0.1:${port}`;
   await waitFor(async () => (output.includes('"msg":"ready:') ? true : undefined), 60_000, 'the cluster to be ready').catch((error: Error) => {
     child.kill('SIGKILL');

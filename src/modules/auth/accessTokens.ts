@@ -33,20 +33,37 @@ export async function issueAccessToken(key: SigningKey, claims: AccessTokenClaim
 export type VerifyFailure = 'expired' | 'invalid';
 
 /** Verifies signature (EdDSA only: no `none`, no HMAC), issuer and expiry. */
+/** Tokens whose signature was checked, kept until they expire: a token is immutable, so reuse is safe. */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 export function createTokenVerifier(publicJwks: JWK[]) {
   const keySet = createLocalJWKSet({ keys: publicJwks });
+  const verified = new Map<string, { claims: AccessTokenClaims; expiresAtMs: number }>();
   return async function verifyAccessToken(token: string): Promise<AccessTokenClaims | VerifyFailure> {
+    const known = verified.get(token);
+    if (known) {
+      if (Date.now() < known.expiresAtMs) {
+        return known.claims;
+      }
+      verified.delete(token);
+      return 'expired';
+    }
     try {
       const { payload } = await jwtVerify(token, keySet, { algorithms: [ALGORITHM], issuer: ISSUER, typ: 'at+jwt' });
-      if (typeof payload.sub !== 'string' || !Array.isArray(payload.amr)) {
+      if (typeof payload.sub !== 'string' || !Array.isArray(payload.amr) || typeof payload.exp !== 'number') {
         return 'invalid';
       }
-      return {
+      const claims: AccessTokenClaims = {
         accountId: payload.sub,
         email: String(payload.email ?? ''),
         methods: payload.amr.map(String),
         sessionId: typeof payload.sid === 'string' ? payload.sid : undefined,
       };
+      if (verified.size >= VERIFIED_CACHE_SIZE) {
+        verified.clear();
+      }
+      verified.set(token, { claims, expiresAtMs: payload.exp * 1000 });
+      return claims;
     } catch (error) {
       return error instanceof errors.JWTExpired ? 'expired' : 'invalid';
     }

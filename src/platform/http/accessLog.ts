@@ -1,24 +1,32 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 
-/** One line per request, after the response is decided; route is the pattern, never the raw path. */
-export function accessLog(logger: Logger) {
+/**
+ * One line per request, after the response is decided; route is the pattern, never the raw path.
+ * Successful probes of `quietRoutes` (Kubernetes polls them every few seconds) log at debug, so
+ * they neither drown the log nor cost the probe its budget; a failing probe still logs at info.
+ */
+export function accessLog(logger: Logger, quietRoutes: ReadonlySet<string> = new Set()) {
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
     const started = performance.now();
     try {
       await next();
     } finally {
-      logger.info(
-        {
-          request_id: ctx.state.requestId,
-          method: ctx.method,
-          route: (ctx.state.routePattern as string | undefined) ?? 'unmatched',
-          status: ctx.status,
-          duration_ms: Math.round((performance.now() - started) * 100) / 100,
-          client_ip: ctx.state.clientAddress,
-        },
-        'request',
-      );
+      const route = (ctx.state.routePattern as string | undefined) ?? 'unmatched';
+      const level = ctx.status < 400 && quietRoutes.has(route) ? 'debug' : 'info';
+      if (logger.isLevelEnabled(level)) {
+        logger[level](
+          {
+            request_id: ctx.state.requestId,
+            method: ctx.method,
+            route,
+            status: ctx.status,
+            duration_ms: Math.round((performance.now() - started) * 100) / 100,
+            client_ip: ctx.state.clientAddress,
+          },
+          'request',
+        );
+      }
     }
   };
 }

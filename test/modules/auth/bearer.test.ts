@@ -75,6 +75,13 @@ test('an expired token is 401', async (t) => {
   await assertProblem(t, await system(bearer(admin.token)), 401, 'unauthenticated');
 });
 
+test('a token accepted while valid is refused once it expires (the verified-token cache ends at exp)', async (t) => {
+  const admin = await accountWithToken(db.pool, { roles: ['platform_admin'], ttlSeconds: 2 });
+  t.is((await system(bearer(admin.token))).status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 2100));
+  await assertProblem(t, await system(bearer(admin.token)), 401, 'unauthenticated');
+});
+
 test('an account without roles is 403 forbidden', async (t) => {
   const nobody = await accountWithToken(db.pool);
   await assertProblem(t, await system(bearer(nobody.token)), 403, 'forbidden');
