@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Queryable } from '../../platform/db/pool.ts';
+import { followTable } from '../../platform/db/followTable.ts';
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import { grants } from './permissions.ts';
 import { loadAccountGrants, loadGrants } from './store/roles.ts';
@@ -28,33 +29,17 @@ export interface GrantsCache {
 export function createGrantsCache(db: Queryable, listener: NotificationListener, logger: Logger): GrantsCache {
   let byAccount = new Map<string, string[]>();
   const lastConfirmed = new Map<string, number>();
-  let reloading: Promise<void> | undefined;
-  let again = false;
 
-  async function reload(): Promise<void> {
-    if (reloading) {
-      again = true;
-      return reloading;
-    }
-    reloading = (async () => {
-      do {
-        again = false;
-        try {
-          byAccount = await loadGrants(db);
-        } catch (error) {
-          logger.warn({ err: error }, 'permission grants could not be reloaded; serving the last known');
-        }
-      } while (again);
-    })().finally(() => {
-      reloading = undefined;
-    });
-    return reloading;
-  }
-
-  listener.listen(PERMISSIONS_CHANNEL, () => void reload());
-  listener.onConnected(() => void reload());
-  const timer = setInterval(() => void reload(), FULL_RELOAD_MS);
-  timer.unref();
+  const follower = followTable({
+    listener,
+    channel: PERMISSIONS_CHANNEL,
+    resyncMs: FULL_RELOAD_MS,
+    load: async () => {
+      byAccount = await loadGrants(db);
+    },
+    logger,
+    what: 'permission grants',
+  });
 
   const has = (accountId: string, permission: string) => (byAccount.get(accountId) ?? []).some((entry) => grants(entry, permission));
 
@@ -81,9 +66,7 @@ export function createGrantsCache(db: Queryable, listener: NotificationListener,
         return false;
       }
     },
-    reload,
-    close() {
-      clearInterval(timer);
-    },
+    reload: follower.reload,
+    close: follower.stop,
   };
 }

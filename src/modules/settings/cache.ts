@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { followTable } from '../../platform/db/followTable.ts';
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { REGISTRY, type SettingDefinition } from './registry.ts';
@@ -43,8 +44,6 @@ export interface SettingsCacheOptions {
 export function createSettingsCache(db: Queryable, listener: NotificationListener, logger: Logger, options: SettingsCacheOptions = {}): SettingsCache {
   let snapshot = new Map<string, CachedSetting>();
   const warned = new Set<string>();
-  let reloading: Promise<void> | undefined;
-  let again = false;
 
   function build(rows: StoredSetting[]): Map<string, CachedSetting> {
     const stored = new Map(rows.map((row) => [row.name, row]));
@@ -64,38 +63,20 @@ export function createSettingsCache(db: Queryable, listener: NotificationListene
     snapshot = build(await selectStoredSettings(db));
   }
 
-  async function reload(): Promise<void> {
-    if (reloading) {
-      again = true;
-      return reloading;
-    }
-    reloading = (async () => {
-      do {
-        again = false;
-        try {
-          await load();
-        } catch (error) {
-          logger.warn({ err: error }, 'settings could not be reloaded; serving the last known values');
-        }
-      } while (again);
-    })().finally(() => {
-      reloading = undefined;
-    });
-    return reloading;
-  }
-
-  listener.listen(SETTINGS_CHANNEL, () => void reload());
-  listener.onConnected(() => void reload());
-  const timer = setInterval(() => void reload(), options.resyncMs ?? RESYNC_MS);
-  timer.unref();
+  const follower = followTable({
+    listener,
+    channel: SETTINGS_CHANNEL,
+    resyncMs: options.resyncMs ?? RESYNC_MS,
+    load,
+    logger,
+    what: 'settings',
+  });
 
   return {
     get: (name) => snapshot.get(name),
     all: () => [...snapshot.values()],
     load,
-    reload,
-    close() {
-      clearInterval(timer);
-    },
+    reload: follower.reload,
+    close: follower.stop,
   };
 }
