@@ -1,11 +1,6 @@
 import test from 'ava';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { type StoppableDatabase, startStoppableDatabase } from '../support/stoppableDatabase.ts';
 import type { RunningInstance } from '../../src/app/instance.ts';
-import { type EmbeddedDatabase, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
-import { migrateUp } from '../../src/platform/db/migrations.ts';
-import { createPool } from '../../src/platform/db/pool.ts';
 import { DATABASE_UNREACHABLE } from '../../src/modules/health/system.ts';
 import { waitFor } from '../support/cluster.ts';
 import { startTestInstance } from '../support/instance.ts';
@@ -13,27 +8,20 @@ import { validateSystem } from '../support/problems.ts';
 import { accountWithToken, bearer } from '../support/tokens.ts';
 
 // This file stops its database on purpose, so it runs its own server rather than the shared one.
-const dataDir = mkdtempSync(join(tmpdir(), 'backplane-outage-'));
-chmodSync(dataDir, 0o755);
-let server: EmbeddedDatabase;
+let server: StoppableDatabase;
 let instance: RunningInstance;
 let token: string;
-let port: number;
 
 test.before(async () => {
-  server = await openEmbeddedDatabase({ dataDir, fast: true });
-  port = Number(new URL(server.url).port);
-  const pool = createPool({ connectionString: server.url, max: 2, applicationName: 'test' });
-  await migrateUp(pool);
-  token = (await accountWithToken(pool, { roles: ['ops_viewer'] })).token;
-  await pool.end();
+  server = await startStoppableDatabase(async (pool) => {
+    token = (await accountWithToken(pool, { roles: ['ops_viewer'] })).token;
+  });
   instance = await startTestInstance(server.url);
 });
 
 test.after.always(async () => {
   await instance?.drain();
-  await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await server?.remove();
 });
 
 test.serial('with the database down /ops/system is 200 with the failure inside; /readyz is 503; both recover', async (t) => {
@@ -53,7 +41,7 @@ test.serial('with the database down /ops/system is 200 with the failure inside; 
   t.is(verbose.status, 'unavailable');
   t.is((await fetch(`${instance.url}/livez`)).status, 200);
 
-  server = await openEmbeddedDatabase({ dataDir, fast: true, port });
+  await server.restart();
   await waitFor(async () => ((await fetch(`${instance.url}/readyz`)).status === 200 ? true : undefined), 10_000, 'readyz 200');
   const recovered = (await (await fetch(`${instance.url}/ops/system`, { headers: bearer(token) })).json()) as any;
   t.is(recovered.database.status, 'ok');

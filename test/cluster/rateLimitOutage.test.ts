@@ -1,29 +1,17 @@
 import test from 'ava';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { type StoppableDatabase, startStoppableDatabase } from '../support/stoppableDatabase.ts';
 import type { RunningInstance } from '../../src/app/instance.ts';
 import { fixedRateLimits } from '../support/rateLimits.ts';
-import { type EmbeddedDatabase, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
-import { migrateUp } from '../../src/platform/db/migrations.ts';
-import { createPool } from '../../src/platform/db/pool.ts';
 import { waitFor } from '../support/cluster.ts';
 import { send, statuses } from '../support/forwarded.ts';
 import { startTestInstance } from '../support/instance.ts';
 
 // This file stops its database on purpose, so it runs its own server rather than the shared one.
-const dataDir = mkdtempSync(join(tmpdir(), 'backplane-ratelimit-outage-'));
-chmodSync(dataDir, 0o755);
-let server: EmbeddedDatabase;
+let server: StoppableDatabase;
 let instance: RunningInstance;
-let port: number;
 
 test.before(async () => {
-  server = await openEmbeddedDatabase({ dataDir, fast: true });
-  port = Number(new URL(server.url).port);
-  const pool = createPool({ connectionString: server.url, max: 2, applicationName: 'test' });
-  await migrateUp(pool);
-  await pool.end();
+  server = await startStoppableDatabase();
   // 60 at once, paid back one a minute: the counts below do not depend on how fast requests go.
   const rateLimits = fixedRateLimits({ auth_ip: () => ({ limit: 60, periodSeconds: 3600 }) });
   instance = await startTestInstance(server.url, { APP_TRUSTED_PROXIES: '127.0.0.1/32' }, { rateLimits });
@@ -31,8 +19,7 @@ test.before(async () => {
 
 test.after.always(async () => {
   await instance?.drain();
-  await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await server?.remove();
 });
 
 async function decisions(source: string): Promise<number> {
@@ -57,7 +44,7 @@ test.serial('with the database stopped the local fallback keeps the same limit, 
   const fallbacks = (await instance.registry.getSingleMetricAsString('backplane_ratelimit_fallbacks_total')).split('\n');
   t.true(fallbacks.some((line) => /limiter="auth_ip"/.test(line) && /reason="error"/.test(line)));
 
-  server = await openEmbeddedDatabase({ dataDir, fast: true, port });
+  await server.restart();
   const databaseBefore = await decisions('database');
   await waitFor(async () => {
     await viaProxy('198.51.100.3');

@@ -1,36 +1,26 @@
 import test from 'ava';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { type StoppableDatabase, startStoppableDatabase } from '../../support/stoppableDatabase.ts';
 import type { RunningInstance } from '../../../src/app/instance.ts';
-import { type EmbeddedDatabase, openEmbeddedDatabase } from '../../../src/platform/db/embedded.ts';
-import { migrateUp } from '../../../src/platform/db/migrations.ts';
-import { createPool } from '../../../src/platform/db/pool.ts';
 import { waitFor } from '../../support/cluster.ts';
 import { getJson, sendJson } from '../../support/http.ts';
 import { startTestInstance } from '../../support/instance.ts';
 import { accountWithToken, bearer } from '../../support/tokens.ts';
 
 // This file stops its database on purpose, so it runs its own server rather than the shared one.
-const dataDir = mkdtempSync(join(tmpdir(), 'backplane-settings-outage-'));
-chmodSync(dataDir, 0o755);
-let server: EmbeddedDatabase;
+let server: StoppableDatabase;
 let instance: RunningInstance;
 let admin: Record<string, string>;
 
 test.before(async () => {
-  server = await openEmbeddedDatabase({ dataDir, fast: true });
-  const pool = createPool({ connectionString: server.url, max: 2, applicationName: 'test' });
-  await migrateUp(pool);
-  admin = bearer((await accountWithToken(pool, { roles: ['platform_admin'] })).token);
-  await pool.end();
+  server = await startStoppableDatabase(async (pool) => {
+    admin = bearer((await accountWithToken(pool, { roles: ['platform_admin'] })).token);
+  });
   instance = await startTestInstance(server.url);
 });
 
 test.after.always(async () => {
   await instance?.drain();
-  await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await server?.remove();
 });
 
 test.serial('with the database down, settings and maintenance mode keep their last known values', async (t) => {
