@@ -1,4 +1,5 @@
 import { createTokenVerifier } from '../modules/auth/accessTokens.ts';
+import { requestOrigin } from '../platform/http/route.ts';
 import { completeSignIn } from '../modules/auth/sessions.ts';
 import { createAccount } from '../modules/auth/service.ts';
 import type { SigningKey } from '../modules/auth/signingKeys.ts';
@@ -72,9 +73,7 @@ export function providerSignIn(signingKey: SigningKey, recordAudit: RecordIdenti
       action: 'auth.sign_in.succeeded',
       resource: { type: 'account', id: account.id },
       outcome: 'success',
-      requestId: request.requestId,
-      clientAddress: request.clientAddress,
-      userAgent: request.userAgent,
+      ...requestOrigin(request),
       metadata: { methods },
     });
     return signedIn;

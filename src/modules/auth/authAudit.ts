@@ -1,5 +1,5 @@
 import type { Queryable } from '../../platform/db/pool.ts';
-import type { RequestInfo } from '../../platform/http/route.ts';
+import { type RequestInfo, requestOrigin } from '../../platform/http/route.ts';
 
 /** An audit event of sign-in, sessions and two-factor changes. Never a password, code or token. */
 export interface AuthAuditEvent {
@@ -24,7 +24,5 @@ export interface AuthAuditEvent {
 export type RecordAuthAudit = (db: Queryable, event: AuthAuditEvent) => Promise<void>;
 
 export const requestContext = (request: RequestInfo) => ({
-  requestId: request.requestId,
-  clientAddress: request.clientAddress,
-  userAgent: request.userAgent,
+  ...requestOrigin(request),
 });

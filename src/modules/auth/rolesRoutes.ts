@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../../platform/http/route.ts';
+import { defineRoute, requestOrigin } from '../../platform/http/route.ts';
 import type { RoleChanges } from './roleChanges.ts';
 import type { Role } from './store/roles.ts';
 
@@ -55,9 +55,7 @@ export function rolesRoutes(deps: { roles: RoleChanges }) {
           { name: params.name, permissions: body.permissions, reason: body.reason, version: body.version },
           {
             actor: { kind: request.actor!.kind, id: request.actor!.id, label: request.actor!.label },
-            requestId: request.requestId,
-            clientAddress: request.clientAddress,
-            userAgent: request.userAgent,
+            ...requestOrigin(request),
           },
         );
         request.setStatus(created ? 201 : 200);

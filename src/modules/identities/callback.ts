@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import type { Queryable } from '../../platform/db/pool.ts';
-import type { RequestInfo } from '../../platform/http/route.ts';
+import { type RequestInfo, requestOrigin } from '../../platform/http/route.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { type IdentitiesDeps, redirectUri, tokenContext } from './deps.ts';
 import { IdentityError } from './errors.ts';
@@ -81,9 +81,7 @@ async function linkIdentity(
     action: 'auth.identity.linked',
     resource: { type: 'identity', id: identity.id },
     outcome: 'success',
-    requestId: request.requestId,
-    clientAddress: request.clientAddress,
-    userAgent: request.userAgent,
+    ...requestOrigin(request),
     metadata: { provider, created_account: createdAccount },
   });
 }

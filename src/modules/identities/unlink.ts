@@ -1,5 +1,5 @@
 import { withTransaction } from '../../platform/db/transaction.ts';
-import { type Actor, type RequestInfo } from '../../platform/http/route.ts';
+import { type Actor, type RequestInfo, requestOrigin } from '../../platform/http/route.ts';
 import { unauthenticated } from '../../platform/http/errors.ts';
 import type { IdentitiesDeps } from './deps.ts';
 import { IdentityError } from './errors.ts';
@@ -40,9 +40,7 @@ export async function unlinkProvider(deps: Pick<IdentitiesDeps, 'pool' | 'canSti
       action: 'auth.identity.unlinked',
       resource: { type: 'identity', id: identity.id },
       outcome: 'success',
-      requestId: request.requestId,
-      clientAddress: request.clientAddress,
-      userAgent: request.userAgent,
+      ...requestOrigin(request),
       metadata: { provider, revocation_queued: queued.length > 0 },
     });
   });
@@ -68,9 +66,7 @@ export async function deleteOwnAccount(deps: Pick<IdentitiesDeps, 'pool' | 'acco
       action: 'auth.account.deleted',
       resource: { type: 'account', id: actor.id },
       outcome: 'success',
-      requestId: request.requestId,
-      clientAddress: request.clientAddress,
-      userAgent: request.userAgent,
+      ...requestOrigin(request),
       metadata: { identities: identities.map((identity) => identity.provider), revocations_queued: queued.length },
     });
   });

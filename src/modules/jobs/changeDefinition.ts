@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { withTransaction } from '../../platform/db/transaction.ts';
-import type { RequestInfo } from '../../platform/http/route.ts';
+import { type RequestInfo, requestOrigin } from '../../platform/http/route.ts';
 import { JobsError, jobNotFound } from './errors.ts';
 import type { JobsServiceDeps } from './ports.ts';
 import { parseSchedule } from './schedule.ts';
@@ -62,9 +62,7 @@ export async function changeDefinition(
       reason,
       actorId: request.actor?.id ?? null,
       actorLabel: request.actor?.label ?? null,
-      requestId: request.requestId,
-      clientAddress: request.clientAddress,
-      userAgent: request.userAgent,
+      ...requestOrigin(request),
     });
     await notifyDefinitionChanged(tx, job.name);
     await deps.recordDefinitionChange(tx, {
@@ -73,9 +71,7 @@ export async function changeDefinition(
       before,
       after,
       reason,
-      requestId: request.requestId,
-      clientAddress: request.clientAddress,
-      userAgent: request.userAgent,
+      ...requestOrigin(request),
     });
     return definitionView(job, updated);
   });

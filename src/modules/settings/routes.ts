@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../../platform/http/route.ts';
+import { defineRoute, requestOrigin } from '../../platform/http/route.ts';
 import { SettingBody, SettingChangeBody, settingBody, settingChangeBody } from './schemas.ts';
 import { REASON_MAX_LENGTH, type SettingsService } from './service.ts';
 
@@ -74,9 +74,7 @@ export function settingsRoutes(deps: { settings: SettingsService }) {
       handler: async ({ params, body, request }) => {
         const [entry] = await deps.settings.change([{ name: params.name, value: body.value, version: body.version }], body.reason, {
           actor: { kind: request.actor!.kind, id: request.actor!.id, label: request.actor!.label },
-          requestId: request.requestId,
-          clientAddress: request.clientAddress,
-          userAgent: request.userAgent,
+          ...requestOrigin(request),
         });
         return settingBody(entry!);
       },

@@ -77,6 +77,11 @@ export function koaPath(path: string): string {
   return path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
 }
 
+/** Where a request came from, as audit events and history rows record it. */
+export function requestOrigin(request: Pick<RequestInfo, 'requestId' | 'clientAddress' | 'userAgent'>) {
+  return { requestId: request.requestId, clientAddress: request.clientAddress, userAgent: request.userAgent };
+}
+
 export function requestInfo(ctx: Context): RequestInfo {
   return {
     requestId: ctx.state.requestId as string,
