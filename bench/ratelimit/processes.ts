@@ -1,11 +1,12 @@
 // Processes the benchmark starts and always stops: a throw-away PostgreSQL and HTTP servers.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
 import { migrateUp } from '../../src/platform/db/migrations.ts';
 import { createPool } from '../../src/platform/db/pool.ts';
+import { stopChild, waitForHttp } from '../support/harness.ts';
 
 export const root = join(import.meta.dirname, '..', '..');
 
@@ -35,41 +36,6 @@ export async function startDatabase(durable: boolean): Promise<Stoppable & { url
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-async function waitForHttp(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) {
-      throw new Error(`${url}: the server exited with ${child.exitCode}`);
-    }
-    try {
-      if ((await fetch(url)).status < 500) {
-        return;
-      }
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`${url} did not answer within ${timeoutMs} ms`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
 }
 
 export interface Server extends Stoppable {

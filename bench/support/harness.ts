@@ -42,12 +42,15 @@ export interface RunningProcess {
   stop(): Promise<void>;
 }
 
-async function waitForHttp(url: string, timeoutMs: number): Promise<void> {
+/** Polls until the URL answers below 500; fails early when the server process has exited. */
+export async function waitForHttp(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`${url}: the server exited with ${child.exitCode}`);
+    }
     try {
-      const response = await fetch(url);
-      if (response.status < 500) {
+      if ((await fetch(url)).status < 500) {
         return;
       }
     } catch {
@@ -78,7 +81,7 @@ export async function startService(databaseUrl: string, instances: number, env: 
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/readyz`, 60_000);
+  await waitForHttp(`${url}/readyz`, child, 60_000);
   return { url, child, stop: () => stopChild(child) };
 }
 
@@ -91,13 +94,14 @@ export async function startScript(script: string, env: Record<string, string>, p
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}${probePath}`, 60_000);
+  await waitForHttp(`${url}${probePath}`, child, 60_000);
   return { url, child, stop: () => stopChild(child) };
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+/** SIGTERM, then SIGKILL after 15 s; resolves once the process has exited. */
+export function stopChild(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) {
+    if (child.exitCode !== null || child.signalCode !== null) {
       resolve();
       return;
     }
