@@ -3,6 +3,12 @@
 import autocannon from 'autocannon';
 import { cpuMsBetween, ownCpuMs, treeTicks } from './cpu.ts';
 
+/**
+ * A POST under /auth with no route: the per-address limit decides it, then the router answers 404,
+ * the same answer the bare and baseline servers give, so only the decision differs between them.
+ */
+export const LIMITED_PATH = '/auth/bench';
+
 export interface ScenarioResult {
   server: string;
   scenario: string;
@@ -54,7 +60,7 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
     requests: [
       {
         method: 'POST',
-        path: options.path ?? '/auth/sign-in',
+        path: options.path ?? LIMITED_PATH,
         setupRequest: (request, context) => {
           const client = options.clients[next % options.clients.length]!;
           next += 1;

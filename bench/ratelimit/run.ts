@@ -43,12 +43,28 @@ async function metricLines(server: Server): Promise<string[]> {
   return text.split('\n').filter((line) => line.startsWith('backplane_ratelimit_'));
 }
 
-/** Decision sources and fallbacks summed over the cluster's workers. */
+/** Series name -> what the bench calls it in its results. */
+function metricName(line: string): string | undefined {
+  if (line.startsWith('backplane_ratelimit_fallbacks_total')) {
+    return `fallback_${/reason="(\w+)"/.exec(line)?.[1]}`;
+  }
+  if (line.startsWith('backplane_ratelimit_decisions_total')) {
+    return `decided_${/source="(\w+)"/.exec(line)?.[1]}`;
+  }
+  if (line.startsWith('backplane_ratelimit_statement_keys_count')) {
+    return 'statements';
+  }
+  return undefined;
+}
+
+/** Decision sources, fallbacks and statements sent, summed over the cluster's workers. */
 function summariseMetrics(lines: string[]): Record<string, number> {
   const totals: Record<string, number> = {};
   for (const line of lines) {
-    const name = line.startsWith('backplane_ratelimit_fallbacks_total') ? `fallback_${/reason="(\w+)"/.exec(line)?.[1]}` : `decided_${/source="(\w+)"/.exec(line)?.[1]}`;
-    totals[name] = (totals[name] ?? 0) + Number(line.split(' ').pop());
+    const name = metricName(line);
+    if (name) {
+      totals[name] = (totals[name] ?? 0) + Number(line.split(' ').pop());
+    }
   }
   return totals;
 }

@@ -204,6 +204,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     }
     batch.sort((a, b) => (a.id < b.id ? -1 : 1));
     const rule = state.rule;
+    metrics.sent(state.name, batch.length);
     const sentAt = performance.now();
     inFlight += 1;
     const keys = batch.map((entry) => entry.key);

@@ -7,12 +7,14 @@ export type FallbackReason = 'timeout' | 'error';
 export interface RateLimitMetrics {
   decided(limiter: string, allowed: boolean, source: DecisionSource): void;
   fellBack(limiter: string, reason: FallbackReason): void;
+  /** One statement sent to the database deciding `keys` keys. */
+  sent(limiter: string, keys: number): void;
 }
 
 /** Decision and fallback counters; label values come only from code (limiter names). */
 export function createRateLimitMetrics(registry: Registry | undefined): RateLimitMetrics {
   if (!registry) {
-    return { decided: () => undefined, fellBack: () => undefined };
+    return { decided: () => undefined, fellBack: () => undefined, sent: () => undefined };
   }
   const decisions = new client.Counter({
     name: 'backplane_ratelimit_decisions_total',
@@ -24,6 +26,14 @@ export function createRateLimitMetrics(registry: Registry | undefined): RateLimi
     name: 'backplane_ratelimit_fallbacks_total',
     help: 'Decisions made by the local fallback because the database failed or was too slow',
     labelNames: ['limiter', 'reason'],
+    registers: [registry],
+  });
+  // Keys per statement: how well concurrent decisions are coalesced (the database's cost is per statement).
+  const statementKeys = new client.Histogram({
+    name: 'backplane_ratelimit_statement_keys',
+    help: 'Keys decided by one rate-limit statement, by limiter',
+    labelNames: ['limiter'],
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
     registers: [registry],
   });
   // Bound children are cached: a decision is on the hot path of every limited request.
@@ -40,5 +50,6 @@ export function createRateLimitMetrics(registry: Registry | undefined): RateLimi
   return {
     decided: (limiter, allowed, source) => child(decisions, { limiter, allowed: String(allowed), source }).inc(),
     fellBack: (limiter, reason) => child(fallbacks, { limiter, reason }).inc(),
+    sent: (limiter, keys) => statementKeys.observe({ limiter }, keys),
   };
 }

@@ -22,8 +22,10 @@ export interface BucketOutcome {
 // the upsert as the TAT a new bucket would get; on conflict the locked row admits as many as fit
 // under the tolerance and moves its TAT, or is left alone when none fit (a refusal writes
 // nothing). Keys arrive sorted, so concurrent batches lock rows in one order and cannot deadlock.
-// Refused keys read their TAT from the statement's snapshot, only to say when to retry.
-const takeSql = `
+// Refused keys read their TAT from the statement's snapshot, only to say when to retry: a
+// subquery per refused key, never a join, so the plan cached while the table was small cannot
+// become a scan of every bucket per statement as the table grows.
+export const takeSql = `
 with input as (
   select key, least(hits, $3::int) as wanted, position
   from unnest($1::bytea[], $2::int[]) with ordinality as hit (key, hits, position)
@@ -45,11 +47,10 @@ select input.position::int as position,
   coalesce(round((extract(epoch from taken.after - statement_timestamp())
     - greatest(extract(epoch from coalesce(taken.before, statement_timestamp()) - statement_timestamp()), 0)) * 1000000 / $4::bigint), 0)::int as admitted,
   coalesce(extract(epoch from taken.after - statement_timestamp()) * 1000000,
-    greatest(extract(epoch from stored.tat - statement_timestamp()) * 1000000, 0),
+    greatest(extract(epoch from (select stored.tat from ratelimit_buckets stored where stored.key = input.key) - statement_timestamp()) * 1000000, 0),
     $5::bigint)::bigint as used_us
 from input
 left join taken on taken.key = input.key
-left join ratelimit_buckets stored on taken.key is null and stored.key = input.key
 order by input.position`;
 
 /**

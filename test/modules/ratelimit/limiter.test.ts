@@ -3,7 +3,7 @@ import type pg from 'pg';
 import pino from 'pino';
 import client from 'prom-client';
 import { createRateLimiter, type RateLimit, retryAfterSeconds } from '../../../src/modules/ratelimit/index.ts';
-import type { StatementRunner } from '../../../src/modules/ratelimit/store.ts';
+import { type StatementRunner, takeSql } from '../../../src/modules/ratelimit/store.ts';
 import { createPool, type InstrumentedPool } from '../../../src/platform/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 
@@ -205,4 +205,23 @@ test('a slow database: past the bound the fallback decides, and the database is 
   }
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.is((await limiter.take('slow', key)).source, 'database');
+});
+
+test('the decision plan the limiter caches while the table is empty still finds buckets by key, never by scanning them', async (t) => {
+  // The limiter's pool forces a generic plan, made once per connection, often before any bucket exists.
+  const client = await db.pool.connect();
+  try {
+    await client.query('begin');
+    await client.query('delete from ratelimit_buckets');
+    await client.query('set local plan_cache_mode = force_generic_plan');
+    await client.query(`prepare decide_plan (bytea[], int[], int, bigint, bigint) as ${takeSql}`);
+    const plan = await client.query<{ 'QUERY PLAN': string }>(`explain execute decide_plan (array[sha256('a'::bytea)], array[1], 60, 1000000, 60000000)`);
+    const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+    t.notRegex(text, /Seq Scan on ratelimit_buckets/);
+    t.regex(text, /Index Scan using ratelimit_buckets_pkey/);
+  } finally {
+    await client.query('rollback');
+    await client.query('deallocate all');
+    client.release();
+  }
 });
