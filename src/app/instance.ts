@@ -191,7 +191,7 @@ export async function startInstance(
     draining: () => readiness.draining,
     clientAddress: (ctx) => clientAddress.resolve(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for']),
     // Maintenance answers before limits are spent; then the per-address limit on /auth.
-    beforeRoutes: [
+    beforeBody: [
       maintenanceMode({
         enabled: () => settings.reader.boolean('maintenance.enabled'),
         message: () => settings.reader.string('maintenance.message'),

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from '../../platform/metrics/registry.ts';
 import { type Deadlined, DeadlineQueue } from './deadlines.ts';
@@ -41,7 +41,9 @@ interface Waiter extends Deadlined {
 }
 
 interface PendingKey {
+  /** The key as the caller named it; this limiter's maps use it. */
   id: string;
+  /** Its SHA-256 (with the limiter's name): what the database stores. */
   key: Buffer;
   waiters: Waiter[];
 }
@@ -54,17 +56,12 @@ interface LimiterState {
   blocks: KnownBlocks;
   local: LocalBuckets;
   pending: Map<string, PendingKey>;
-  hashes: Map<string, HashedKey>;
+  digests: Map<string, Buffer>;
   lastWarnedAt: number;
 }
 
-interface HashedKey {
-  id: string;
-  digest: Buffer;
-}
-
 const WARN_EVERY_MS = 60_000;
-const MAX_REMEMBERED_HASHES = 10_000;
+const MAX_REMEMBERED_DIGESTS = 32_768;
 
 /**
  * Shared GCRA limits decided in PostgreSQL. Concurrent takes are coalesced per limiter into one
@@ -90,7 +87,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       blocks: new KnownBlocks(),
       local: new LocalBuckets(),
       pending: new Map(),
-      hashes: new Map(),
+      digests: new Map(),
       lastWarnedAt: -Infinity,
     });
   }
@@ -110,18 +107,17 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     return state.rule;
   };
 
-  // A flood repeats one key: its hash is remembered rather than computed per request.
-  const hashed = (state: LimiterState, key: string): HashedKey => {
-    let found = state.hashes.get(key);
-    if (!found) {
-      const digest = createHash('sha256').update(`${state.name}\0${key}`).digest();
-      found = { id: digest.toString('hex'), digest };
-      if (state.hashes.size >= MAX_REMEMBERED_HASHES) {
-        state.hashes.clear();
+  // Clients repeat themselves: a key's digest is remembered rather than computed per request.
+  const digestOf = (state: LimiterState, key: string): Buffer => {
+    let digest = state.digests.get(key);
+    if (!digest) {
+      digest = hash('sha256', `${state.name}\0${key}`, 'buffer');
+      if (state.digests.size >= MAX_REMEMBERED_DIGESTS) {
+        state.digests.clear();
       }
-      state.hashes.set(key, found);
+      state.digests.set(key, digest);
     }
-    return found;
+    return digest;
   };
 
   const counted = (state: LimiterState, decision: Decision): Decision => {
@@ -202,7 +198,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     if (batch.length === 0) {
       return;
     }
-    batch.sort((a, b) => (a.id < b.id ? -1 : 1));
+    batch.sort((a, b) => Buffer.compare(a.key, b.key));
     const rule = state.rule;
     metrics.sent(state.name, batch.length);
     const sentAt = performance.now();
@@ -255,22 +251,21 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
         throw new Error(`unknown rate limiter ${name}`);
       }
       currentRule(state);
-      const { id, digest } = hashed(state, key);
       const now = performance.now();
-      const blockedUntil = state.blocks.blockedUntil(id, now);
+      const blockedUntil = state.blocks.blockedUntil(key, now);
       if (blockedUntil !== undefined) {
         return Promise.resolve(fromMemory(state, blockedUntil - now));
       }
       if (now < databaseDownUntil) {
-        return Promise.resolve(fromFallback(state, id, lastFailure.reason));
+        return Promise.resolve(fromFallback(state, key, lastFailure.reason));
       }
       return new Promise<Decision>((resolve) => {
-        const waiter: Waiter = { resolve, settled: false, deadline: now + timeoutMs, state, id };
+        const waiter: Waiter = { resolve, settled: false, deadline: now + timeoutMs, state, id: key };
         deadlines.add(waiter);
-        let entry = state.pending.get(id);
+        let entry = state.pending.get(key);
         if (!entry) {
-          entry = { id, key: digest, waiters: [] };
-          state.pending.set(id, entry);
+          entry = { id: key, key: digestOf(state, key), waiters: [] };
+          state.pending.set(key, entry);
         }
         entry.waiters.push(waiter);
         scheduleFlush();

@@ -16,11 +16,22 @@ export function createRateLimitMetrics(registry: Registry | undefined): RateLimi
   if (!registry) {
     return { decided: () => undefined, fellBack: () => undefined, sent: () => undefined };
   }
-  const decisions = new client.Counter({
+  // Decisions are tallied in plain numbers and handed to the counter when it is collected: prom-client
+  // resolves and validates labels on every inc, which cost a refused request more than its decision.
+  const tallies = new Map<string, { labels: Record<string, string>; count: number }>();
+  new client.Counter({
     name: 'backplane_ratelimit_decisions_total',
     help: 'Rate-limit decisions by limiter, outcome and where they were made (database, memory, fallback)',
     labelNames: ['limiter', 'allowed', 'source'],
     registers: [registry],
+    collect() {
+      for (const tally of tallies.values()) {
+        if (tally.count > 0) {
+          this.inc(tally.labels, tally.count);
+          tally.count = 0;
+        }
+      }
+    },
   });
   const fallbacks = new client.Counter({
     name: 'backplane_ratelimit_fallbacks_total',
@@ -36,20 +47,17 @@ export function createRateLimitMetrics(registry: Registry | undefined): RateLimi
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
     registers: [registry],
   });
-  // Bound children are cached: a decision is on the hot path of every limited request.
-  const children = new Map<string, client.Counter.Internal>();
-  const child = (counter: client.Counter, labels: Record<string, string>) => {
-    const id = `${counter === decisions ? 'd' : 'f'}|${Object.values(labels).join('|')}`;
-    let found = children.get(id);
-    if (!found) {
-      found = counter.labels(labels);
-      children.set(id, found);
-    }
-    return found;
-  };
   return {
-    decided: (limiter, allowed, source) => child(decisions, { limiter, allowed: String(allowed), source }).inc(),
-    fellBack: (limiter, reason) => child(fallbacks, { limiter, reason }).inc(),
+    decided: (limiter, allowed, source) => {
+      const id = `${limiter}|${allowed}|${source}`;
+      const tally = tallies.get(id);
+      if (tally) {
+        tally.count += 1;
+      } else {
+        tallies.set(id, { labels: { limiter, allowed: String(allowed), source }, count: 1 });
+      }
+    },
+    fellBack: (limiter, reason) => fallbacks.inc({ limiter, reason }),
     sent: (limiter, keys) => statementKeys.observe({ limiter }, keys),
   };
 }

@@ -5,16 +5,16 @@ import type { RateLimiter } from './limiter.ts';
 import { type LimiterName, addressKey } from './limiters.ts';
 import type { Decision } from './rules.ts';
 
-const PROVIDER_REDIRECT = /^\/auth\/providers\/[^/]+\/(start|callback)\/?$/;
+// Matched case-insensitively, as the router matches paths.
+const AUTH_PATH = /^\/auth(?:\/|$)/i;
+const PROVIDER_REDIRECT = /^\/auth\/providers\/[^/]+\/(start|callback)\/?$/i;
 
 /** Requests the per-address limit counts: every change under /auth, and the provider redirects. */
 export function countsPerAddress(method: string, path: string): boolean {
-  // The router matches paths case-insensitively, so the limit must too.
-  const lower = path.toLowerCase();
-  if (lower !== '/auth' && !lower.startsWith('/auth/')) {
+  if (!AUTH_PATH.test(path)) {
     return false;
   }
-  return (method !== 'GET' && method !== 'HEAD') || PROVIDER_REDIRECT.test(lower);
+  return (method !== 'GET' && method !== 'HEAD') || PROVIDER_REDIRECT.test(path);
 }
 
 /**

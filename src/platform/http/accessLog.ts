@@ -1,4 +1,4 @@
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import type { Logger } from 'pino';
 
 /**
@@ -7,26 +7,20 @@ import type { Logger } from 'pino';
  * they neither drown the log nor cost the probe its budget; a failing probe still logs at info.
  */
 export function accessLog(logger: Logger, quietRoutes: ReadonlySet<string> = new Set()) {
-  return async function logRequest(ctx: Context, next: Next): Promise<void> {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const route = (ctx.state.routePattern as string | undefined) ?? 'unmatched';
-      const level = ctx.status < 400 && quietRoutes.has(route) ? 'debug' : 'info';
-      if (logger.isLevelEnabled(level)) {
-        logger[level](
-          {
-            request_id: ctx.state.requestId,
-            method: ctx.method,
-            route,
-            status: ctx.status,
-            duration_ms: Math.round((performance.now() - started) * 100) / 100,
-            client_ip: ctx.state.clientAddress,
-          },
-          'request',
-        );
-      }
+  return function logRequest(ctx: Context, route: string, durationMs: number): void {
+    const level = ctx.status < 400 && quietRoutes.has(route) ? 'debug' : 'info';
+    if (logger.isLevelEnabled(level)) {
+      logger[level](
+        {
+          request_id: ctx.state.requestId,
+          method: ctx.method,
+          route,
+          status: ctx.status,
+          duration_ms: Math.round(durationMs * 100) / 100,
+          client_ip: ctx.state.clientAddress,
+        },
+        'request',
+      );
     }
   };
 }

@@ -7,6 +7,7 @@ export interface ProxyRange {
   family: 4 | 6;
 }
 
+const MAX_REMEMBERED_PEERS = 1_024;
 const MAPPED_IPV4 = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
 
 /**
@@ -82,14 +83,28 @@ export interface ClientAddressResolver {
   isTrusted(address: string): boolean;
 }
 
+/** A dotted IPv4 address (already validated) as a 32-bit number, read without allocating. */
 function ipv4Number(address: string): number {
-  const [a = 0, b = 0, c = 0, d = 0] = address.split('.').map(Number);
-  return ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
+  let value = 0;
+  let octet = 0;
+  for (let index = 0; index < address.length; index += 1) {
+    const code = address.charCodeAt(index);
+    if (code === 46) {
+      value = (value << 8) | octet;
+      octet = 0;
+    } else {
+      octet = octet * 10 + (code - 48);
+    }
+  }
+  return ((value << 8) | octet) >>> 0;
 }
 
 /** `[v6]`, `[v6]:port`, `v4:port` or a bare address, as proxies write hops. */
 function parseHop(hop: string): string | undefined {
   const text = hop.trim();
+  if (isIPv4(text)) {
+    return text;
+  }
   const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(text);
   if (bracketed) {
     return normaliseAddress(bracketed[1]!);
@@ -121,11 +136,26 @@ export function createClientAddressResolver(ranges: ProxyRange[]): ClientAddress
     }
     return hasIpv6 && ipv6.check(address, 'ipv6');
   };
+  // Requests arrive from few peers (the proxies, or clients over keep-alive connections): each
+  // one's canonical form and trust are remembered rather than worked out per request.
+  const peers = new Map<string, { client: string; trusted: boolean }>();
+  const peerOf = (peer: string) => {
+    let known = peers.get(peer);
+    if (!known) {
+      const client = normaliseAddress(peer) ?? '';
+      known = { client, trusted: client !== '' && isTrusted(client) };
+      if (peers.size >= MAX_REMEMBERED_PEERS) {
+        peers.clear();
+      }
+      peers.set(peer, known);
+    }
+    return known;
+  };
   return {
     isTrusted,
     resolve(peer, forwardedFor) {
-      const client = normaliseAddress(peer ?? '') ?? '';
-      if (!client || !forwardedFor || !isTrusted(client)) {
+      const { client, trusted } = peerOf(peer ?? '');
+      if (!forwardedFor || !trusted) {
         return client;
       }
       const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');

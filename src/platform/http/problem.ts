@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { AppError, type FieldIssue, type StatusTable } from './errors.ts';
 
@@ -50,36 +50,32 @@ export function renderProblem(ctx: Context, problem: Problem, headers: Record<st
  * The one place errors become HTTP: typed errors by their code, anything else a logged 500
  * whose text never reaches the client.
  */
-export function problemMiddleware(statuses: Map<string, number>, logger: Logger) {
-  return async function renderErrors(ctx: Context, next: Next): Promise<void> {
-    try {
-      await next();
-    } catch (error) {
-      const requestId = ctx.state.requestId as string | undefined;
-      if (error instanceof AppError && statuses.has(error.code)) {
-        const status = statuses.get(error.code)!;
-        renderProblem(
-          ctx,
-          {
-            title: STATUS_CODES[status] ?? 'Error',
-            status,
-            code: error.code,
-            detail: error.message,
-            ...(error.issues ? { errors: error.issues } : {}),
-            ...(requestId ? { request_id: requestId } : {}),
-          },
-          error.headers,
-        );
-        return;
-      }
-      logger.error({ err: error, request_id: requestId }, 'unhandled error');
-      renderProblem(ctx, {
-        title: STATUS_CODES[500]!,
-        status: 500,
-        code: 'internal_error',
-        detail: 'The server failed to handle the request; the request id is in the logs.',
-        ...(requestId ? { request_id: requestId } : {}),
-      });
+export function problemRenderer(statuses: Map<string, number>, logger: Logger) {
+  return function renderError(ctx: Context, error: unknown): void {
+    const requestId = ctx.state.requestId as string | undefined;
+    if (error instanceof AppError && statuses.has(error.code)) {
+      const status = statuses.get(error.code)!;
+      renderProblem(
+        ctx,
+        {
+          title: STATUS_CODES[status] ?? 'Error',
+          status,
+          code: error.code,
+          detail: error.message,
+          ...(error.issues ? { errors: error.issues } : {}),
+          ...(requestId ? { request_id: requestId } : {}),
+        },
+        error.headers,
+      );
+      return;
     }
+    logger.error({ err: error, request_id: requestId }, 'unhandled error');
+    renderProblem(ctx, {
+      title: STATUS_CODES[500]!,
+      status: 500,
+      code: 'internal_error',
+      detail: 'The server failed to handle the request; the request id is in the logs.',
+      ...(requestId ? { request_id: requestId } : {}),
+    });
   };
 }

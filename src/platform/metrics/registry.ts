@@ -25,9 +25,17 @@ export function createHttpMetrics(registry: client.Registry): HttpMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
+  // Bound children are cached: resolving labels per request cost more than the observation.
+  const children = new Map<string, client.Histogram.Internal<string>>();
   return {
     observe(method, route, status, seconds) {
-      duration.observe({ method, route, status: String(status) }, seconds);
+      const key = `${method} ${status} ${route}`;
+      let child = children.get(key);
+      if (!child) {
+        child = duration.labels({ method, route, status: String(status) });
+        children.set(key, child);
+      }
+      child.observe(seconds);
     },
   };
 }
