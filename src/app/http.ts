@@ -1,10 +1,11 @@
-import Koa, { type Context } from 'koa';
+import { type IncomingMessage, type Server, createServer } from 'node:http';
+import Koa from 'koa';
 import type { Logger } from 'pino';
 import { accessLog } from '../platform/http/accessLog.ts';
 import { jsonBody } from '../platform/http/body.ts';
 import { platformStatuses, type StatusTable } from '../platform/http/errors.ts';
-import { mergeStatusTables, problemRenderer } from '../platform/http/problem.ts';
-import { requestFrame } from '../platform/http/requestFrame.ts';
+import { mergeStatusTables, problemOf, problemRenderer } from '../platform/http/problem.ts';
+import { type EarlyAnswer, createRequestFrame } from '../platform/http/requestFrame.ts';
 import type { AnyRoute } from '../platform/http/route.ts';
 import { type RouteGuard, buildRouter } from '../platform/http/router.ts';
 import type { HttpMetrics } from '../platform/metrics/registry.ts';
@@ -17,7 +18,9 @@ export interface HttpAppOptions {
   metrics: HttpMetrics;
   bodyLimitBytes: number;
   /** Resolves the client address of a request (trusted proxies); the socket peer by default. */
-  clientAddress?: (ctx: Context) => string;
+  clientAddress?: (request: IncomingMessage) => string;
+  /** Answers a request before Koa when it returns an error (refusals known from memory). */
+  answerEarly?: EarlyAnswer;
   /** True once the instance drains: answers then close their connection instead of keeping it alive. */
   draining?: () => boolean;
   /**
@@ -30,20 +33,23 @@ export interface HttpAppOptions {
 /** Kubernetes probes: logged at debug while they succeed. */
 const PROBE_ROUTES = new Set(['/livez', '/readyz']);
 
-/** The middleware order, outermost first, is the one place to read how a request flows. */
-export function createHttpApp(options: HttpAppOptions): Koa {
+/**
+ * The HTTP server of an instance. The middleware order, outermost first, is the one place to read
+ * how a request flows; `answerEarly` may answer before any of it (refusals known from memory).
+ */
+export function createHttpServer(options: HttpAppOptions): Server {
   const app = new Koa();
   app.silent = true;
   const statuses = mergeStatusTables([platformStatuses, ...options.statuses]);
-  app.use(
-    requestFrame({
-      clientAddress: options.clientAddress ?? ((ctx: Context) => ctx.req.socket.remoteAddress ?? ''),
-      renderError: problemRenderer(statuses, options.logger),
-      logRequest: accessLog(options.logger, PROBE_ROUTES),
-      metrics: options.metrics,
-      draining: options.draining,
-    }),
-  );
+  const frame = createRequestFrame({
+    clientAddress: options.clientAddress ?? ((request: IncomingMessage) => request.socket.remoteAddress ?? ''),
+    renderError: problemRenderer(statuses, options.logger),
+    problemOf: (error, requestId) => problemOf(statuses, error, requestId),
+    logRequest: accessLog(options.logger, PROBE_ROUTES),
+    metrics: options.metrics,
+    draining: options.draining,
+  });
+  app.use(frame.middleware);
   for (const middleware of options.beforeBody ?? []) {
     app.use(middleware);
   }
@@ -51,5 +57,7 @@ export function createHttpApp(options: HttpAppOptions): Koa {
   for (const middleware of buildRouter(options.routes, options.guard)) {
     app.use(middleware);
   }
-  return app;
+  const handle = app.callback();
+  const early = options.answerEarly;
+  return createServer(early ? (req, res) => void (frame.answerEarly(req, res, early) || handle(req, res)) : handle);
 }

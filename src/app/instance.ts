@@ -26,7 +26,7 @@ import { createTaskPool } from '../platform/tasks/pool.ts';
 import { loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
 import { encryptionKeyText } from './encryptionKey.ts';
-import { createHttpApp } from './http.ts';
+import { createHttpServer } from './http.ts';
 import { providerSignIn, canStillSignIn, identifyCaller, identityAccounts } from './identities.ts';
 import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
 import { openSecretBox } from './encryptionKey.ts';
@@ -181,7 +181,8 @@ export async function startInstance(
     build.version,
   );
 
-  const app = createHttpApp({
+  const maintenanceOn = () => settings.reader.boolean('maintenance.enabled');
+  const server = createHttpServer({
     logger,
     routes,
     guard: auth.guard,
@@ -189,18 +190,20 @@ export async function startInstance(
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
     draining: () => readiness.draining,
-    clientAddress: (ctx) => clientAddress.resolve(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for']),
+    clientAddress: (request) => clientAddress.resolve(request.socket.remoteAddress, request.headers['x-forwarded-for']),
+    // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.
+    answerEarly: (request) => (maintenanceOn() ? undefined : rateLimits.refuseFromMemory(request)),
     // Maintenance answers before limits are spent; then the per-address limit on /auth.
     beforeBody: [
       maintenanceMode({
-        enabled: () => settings.reader.boolean('maintenance.enabled'),
+        enabled: maintenanceOn,
         message: () => settings.reader.string('maintenance.message'),
         retryAfterSeconds: () => settings.reader.duration('maintenance.retry_after'),
       }),
       rateLimits.perAddress,
     ],
   });
-  const server = app.listen({ port: config.port, host: config.host });
+  server.listen({ port: config.port, host: config.host });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -12,7 +12,7 @@ export interface PlainResponse {
  */
 export function send(
   baseUrl: string,
-  options: { method?: string; path: string; forwardedFor?: string; localAddress?: string; body?: unknown },
+  options: { method?: string; path: string; forwardedFor?: string; localAddress?: string; body?: unknown; headers?: Record<string, string> },
 ): Promise<PlainResponse> {
   const url = new URL(options.path, baseUrl);
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
@@ -26,6 +26,7 @@ export function send(
         localAddress: options.localAddress,
         agent: false,
         headers: {
+          ...options.headers,
           ...(options.forwardedFor ? { 'X-Forwarded-For': options.forwardedFor } : {}),
           ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}),
         },

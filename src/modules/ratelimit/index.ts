@@ -3,7 +3,7 @@ import type { Registry } from '../../platform/metrics/registry.ts';
 import { rateLimitStatuses } from './errors.ts';
 import { createRateLimiter } from './limiter.ts';
 import type { LimiterName, RateLimitSettings } from './limiters.ts';
-import { limitRequestsPerAddress } from './middleware.ts';
+import { limitRequestsPerAddress, refuseKnownFloods } from './middleware.ts';
 import type { StatementRunner } from './store.ts';
 
 export interface RateLimitModuleDeps {
@@ -38,6 +38,7 @@ export function createRateLimitModule(deps: RateLimitModuleDeps) {
   return {
     limiter,
     perAddress: limitRequestsPerAddress(limiter),
+    refuseFromMemory: refuseKnownFloods(limiter),
     statuses: rateLimitStatuses,
   };
 }

@@ -30,6 +30,8 @@ export interface RateLimiterOptions<N extends string> {
 export interface RateLimiter<N extends string = string> {
   /** Spends one request of `key`'s budget in `limiter`; never rejects because the store failed. */
   take(limiter: N, key: string): Promise<Decision>;
+  /** A refusal known from memory, without spending anything; undefined when only a take can tell. */
+  refusedFromMemory(limiter: N, key: string): Decision | undefined;
   /** Opens and prepares every connection now, so the first decisions do not pay for it. */
   warm(): Promise<void>;
 }
@@ -240,22 +242,36 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     }
   };
 
+  const stateOf = (name: N): LimiterState => {
+    const state = states.get(name);
+    if (!state) {
+      throw new Error(`unknown rate limiter ${name}`);
+    }
+    return state;
+  };
+
+  const refuse = (state: LimiterState, key: string): Decision | undefined => {
+    currentRule(state);
+    const now = performance.now();
+    const blockedUntil = state.blocks.blockedUntil(key, now);
+    return blockedUntil === undefined ? undefined : fromMemory(state, blockedUntil - now);
+  };
+
   return {
     async warm() {
       const rule = gcraRule({ limit: 1, periodSeconds: 1 });
       await Promise.all(Array.from({ length: maxInFlight }, () => takeFromBuckets(options.db, rule, [], []).catch(() => undefined)));
     },
+    refusedFromMemory(name, key) {
+      return refuse(stateOf(name), key);
+    },
     take(name, key) {
-      const state = states.get(name);
-      if (!state) {
-        throw new Error(`unknown rate limiter ${name}`);
+      const state = stateOf(name);
+      const refused = refuse(state, key);
+      if (refused) {
+        return Promise.resolve(refused);
       }
-      currentRule(state);
       const now = performance.now();
-      const blockedUntil = state.blocks.blockedUntil(key, now);
-      if (blockedUntil !== undefined) {
-        return Promise.resolve(fromMemory(state, blockedUntil - now));
-      }
       if (now < databaseDownUntil) {
         return Promise.resolve(fromFallback(state, key, lastFailure.reason));
       }

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { rateLimited, tooManyAttempts } from './errors.ts';
+import { type RateLimitError, rateLimited, tooManyAttempts } from './errors.ts';
 import { rateLimitHeaders } from './headers.ts';
 import type { RateLimiter } from './limiter.ts';
 import { type LimiterName, addressKey } from './limiters.ts';
@@ -15,6 +15,21 @@ export function countsPerAddress(method: string, path: string): boolean {
     return false;
   }
   return (method !== 'GET' && method !== 'HEAD') || PROVIDER_REDIRECT.test(path);
+}
+
+/**
+ * The per-address refusal of a request whose client is known to be over its budget, decided from
+ * memory alone (no budget spent, no database), for answering it before the HTTP framework; any
+ * other request is left to the middleware below.
+ */
+export function refuseKnownFloods(limiter: RateLimiter<LimiterName>) {
+  return (request: { method: string; path: string; clientAddress: string }): RateLimitError | undefined => {
+    if (!countsPerAddress(request.method, request.path)) {
+      return undefined;
+    }
+    const decision = limiter.refusedFromMemory('auth_ip', addressKey(request.clientAddress));
+    return decision ? rateLimited('auth_ip', decision) : undefined;
+  };
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import type { Logger } from 'pino';
 
 /**
@@ -7,20 +6,31 @@ import type { Logger } from 'pino';
  * they neither drown the log nor cost the probe its budget; a failing probe still logs at info.
  */
 export function accessLog(logger: Logger, quietRoutes: ReadonlySet<string> = new Set()) {
-  return function logRequest(ctx: Context, route: string, durationMs: number): void {
-    const level = ctx.status < 400 && quietRoutes.has(route) ? 'debug' : 'info';
+  return function logRequest(request: AnsweredRequest): void {
+    const level = request.status < 400 && quietRoutes.has(request.route) ? 'debug' : 'info';
     if (logger.isLevelEnabled(level)) {
       logger[level](
         {
-          request_id: ctx.state.requestId,
-          method: ctx.method,
-          route,
-          status: ctx.status,
-          duration_ms: Math.round(durationMs * 100) / 100,
-          client_ip: ctx.state.clientAddress,
+          request_id: request.requestId,
+          method: request.method,
+          route: request.route,
+          status: request.status,
+          duration_ms: Math.round(request.durationMs * 100) / 100,
+          client_ip: request.clientAddress,
         },
         'request',
       );
     }
   };
+}
+
+/** What the access log and the duration metric record of an answered request. */
+export interface AnsweredRequest {
+  requestId: string;
+  method: string;
+  /** The route pattern, or `unmatched`. */
+  route: string;
+  status: number;
+  durationMs: number;
+  clientAddress: string;
 }

@@ -46,6 +46,25 @@ export function renderProblem(ctx: Context, problem: Problem, headers: Record<st
   ctx.body = problem;
 }
 
+/** A typed error as its problem and headers, or undefined when its code has no status (a bug). */
+export function problemOf(statuses: Map<string, number>, error: unknown, requestId: string | undefined): { problem: Problem; headers?: Record<string, string> } | undefined {
+  if (!(error instanceof AppError) || !statuses.has(error.code)) {
+    return undefined;
+  }
+  const status = statuses.get(error.code)!;
+  return {
+    problem: {
+      title: STATUS_CODES[status] ?? 'Error',
+      status,
+      code: error.code,
+      detail: error.message,
+      ...(error.issues ? { errors: error.issues } : {}),
+      ...(requestId ? { request_id: requestId } : {}),
+    },
+    headers: error.headers,
+  };
+}
+
 /**
  * The one place errors become HTTP: typed errors by their code, anything else a logged 500
  * whose text never reaches the client.
@@ -53,20 +72,9 @@ export function renderProblem(ctx: Context, problem: Problem, headers: Record<st
 export function problemRenderer(statuses: Map<string, number>, logger: Logger) {
   return function renderError(ctx: Context, error: unknown): void {
     const requestId = ctx.state.requestId as string | undefined;
-    if (error instanceof AppError && statuses.has(error.code)) {
-      const status = statuses.get(error.code)!;
-      renderProblem(
-        ctx,
-        {
-          title: STATUS_CODES[status] ?? 'Error',
-          status,
-          code: error.code,
-          detail: error.message,
-          ...(error.issues ? { errors: error.issues } : {}),
-          ...(requestId ? { request_id: requestId } : {}),
-        },
-        error.headers,
-      );
+    const typed = problemOf(statuses, error, requestId);
+    if (typed) {
+      renderProblem(ctx, typed.problem, typed.headers);
       return;
     }
     logger.error({ err: error, request_id: requestId }, 'unhandled error');

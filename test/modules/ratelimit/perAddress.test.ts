@@ -5,7 +5,9 @@ import { fixedRateLimits } from '../../support/rateLimits.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 import { type PlainResponse, send, statuses } from '../../support/forwarded.ts';
 import { startTestInstance } from '../../support/instance.ts';
+import { sendJson } from '../../support/http.ts';
 import { validateProblem } from '../../support/problems.ts';
+import { accountWithToken, bearer } from '../../support/tokens.ts';
 
 let db: TestDatabase;
 let instance: RunningInstance;
@@ -13,11 +15,13 @@ let instance: RunningInstance;
 // other, which on a busy machine can take longer than the default's one-second interval.
 const hourly: RateLimit = { limit: 60, periodSeconds: 3600 };
 let perAddress = hourly;
+let admin: Record<string, string>;
 
 test.before(async () => {
   db = await createTestDatabase();
   const rateLimits = fixedRateLimits({ auth_ip: () => perAddress });
   instance = await startTestInstance(db.url, { APP_TRUSTED_PROXIES: '127.0.0.1/32' }, { rateLimits });
+  admin = bearer((await accountWithToken(db.pool, { roles: ['platform_admin'] })).token);
 });
 
 test.after.always(async () => {
@@ -95,5 +99,48 @@ test.serial('a lowered limit applies to the next request, and a raised one too',
     t.is((await viaProxy(client)).status, 422);
   } finally {
     perAddress = hourly;
+  }
+});
+
+const metricValue = async (series: RegExp) => {
+  const line = (await instance.registry.metrics()).split('\n').find((text) => series.test(text));
+  return line ? Number(line.split(' ').pop()) : 0;
+};
+
+test.serial('a refusal known from memory is answered before the framework, exactly as the database refusal before it', async (t) => {
+  const client = '198.51.100.5';
+  const fromMemory = /^backplane_ratelimit_decisions_total\{.*limiter="auth_ip".*source="memory"/;
+  const refusedRequests = /^backplane_http_request_duration_seconds_count\{(?=.*method="POST")(?=.*route="unmatched")(?=.*status="429")/;
+  t.true((await statuses(60, () => viaProxy(client))).every((status) => status === 422));
+  const memoryBefore = await metricValue(fromMemory);
+  const countedBefore = await metricValue(refusedRequests);
+  const decided = await viaProxy(client);
+  assertRateLimited(t, decided);
+  const early = await send(instance.url, { path: '/auth/bench?x=1', forwardedFor: client, headers: { 'X-Request-Id': 'trace-42' }, body: { any: 'body' } });
+  assertRateLimited(t, early);
+  t.is(early.headers['x-request-id'], 'trace-42');
+  t.is(early.headers['cache-control'], 'no-store');
+  const shape = (response: PlainResponse) => ({
+    headers: Object.keys(response.headers).filter((name) => name !== 'date').sort(),
+    body: Object.keys(response.body ?? {}).sort(),
+    contentType: response.headers['content-type'],
+  });
+  t.deepEqual(shape(early), shape(decided));
+  t.true((await metricValue(fromMemory)) > memoryBefore);
+  t.is(await metricValue(refusedRequests), countedBefore + 2);
+});
+
+test.serial('during maintenance a client over its budget is told about maintenance, except on the sign-in routes it leaves open', async (t) => {
+  const client = '198.51.100.6';
+  t.true((await statuses(61, () => viaProxy(client))).includes(429));
+  const maintenance = (value: boolean) => sendJson('PUT', `${instance.url}/ops/settings/maintenance.enabled`, { value, reason: 'test' }, admin);
+  t.is((await maintenance(true)).status, 200);
+  try {
+    const held = await viaProxy(client, '/auth/mfa/totp');
+    t.is(held.status, 503);
+    t.is(held.body?.code, 'maintenance');
+    assertRateLimited(t, await viaProxy(client, '/auth/sign-in'));
+  } finally {
+    t.is((await maintenance(false)).status, 200);
   }
 });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import pino from 'pino';
 import { z } from 'zod';
-import { createHttpApp } from '../../../src/app/http.ts';
+import { createHttpServer } from '../../../src/app/http.ts';
 import { AppError, unauthenticated } from '../../../src/platform/http/errors.ts';
 import { defineRoute } from '../../../src/platform/http/route.ts';
 import { assertProblem } from '../../support/problems.ts';
@@ -54,7 +54,7 @@ const routes = [
 ];
 
 test.before(async () => {
-  const app = createHttpApp({
+  server = createHttpServer({
     logger: pino({ level: 'silent' }),
     routes,
     guard: {
@@ -67,7 +67,7 @@ test.before(async () => {
     metrics: { observe: () => undefined },
     bodyLimitBytes: 1024,
   });
-  server = app.listen(0, '127.0.0.1');
+  server.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
