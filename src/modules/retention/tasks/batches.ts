@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { describeTaskFailure } from '../../../platform/tasks/thread.ts';
+import { describeTaskFailure } from '../../../platform/tasks/failure.ts';
 import type { TaskFailure } from '../../../platform/tasks/task.ts';
 
 /** How a purge sizes its batches: it starts at `initial` and aims each statement at `targetMs`. */
