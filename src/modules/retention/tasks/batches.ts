@@ -54,22 +54,34 @@ export class PurgeMeter {
 /** Bounds for a statement whose rows nobody else should be holding; a runaway one fails rather than stalls. */
 const SESSION_SETTINGS = `select set_config('statement_timeout', '5s', false), set_config('lock_timeout', '1s', false)`;
 
+/** Opens a connection of the purge's own, with the bounds above. */
+export async function openPurgeConnection(connectionString: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString, application_name: 'backplane-retention' });
+  try {
+    await client.connect();
+    await client.query(SESSION_SETTINGS);
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw error;
+  }
+  return client;
+}
+
 /**
  * Opens the task's own connection, runs the purge and closes the connection. A failure part-way
  * is returned with what was done before it, so the rows already deleted are still reported.
  */
 export async function runPurge(input: PurgeInput, purge: (client: pg.Client, cutoff: Date, meter: PurgeMeter) => Promise<void>): Promise<PurgeResult> {
   const meter = new PurgeMeter();
-  const client = new pg.Client({ connectionString: input.connectionString, application_name: 'backplane-retention' });
+  let client: pg.Client | undefined;
   let failure: TaskFailure | null = null;
   try {
-    await client.connect();
-    await client.query(SESSION_SETTINGS);
+    client = await openPurgeConnection(input.connectionString);
     await purge(client, new Date(input.cutoff), meter);
   } catch (error) {
     failure = describeTaskFailure(error);
   } finally {
-    await client.end().catch(() => undefined);
+    await client?.end().catch(() => undefined);
   }
   return {
     deleted: meter.deleted,

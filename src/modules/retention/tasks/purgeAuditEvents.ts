@@ -1,13 +1,20 @@
 import type pg from 'pg';
 import { PG, pgCode } from '../../../platform/db/pgErrors.ts';
 import { sleep } from '../../../platform/time.ts';
-import { dropAuditPartition, lockAndCountAuditPartition, purgeAuditEventBatch, selectExpiredAuditPartitions } from '../../audit/purge.ts';
-import { type PurgeInput, type PurgeMeter, type PurgeResult, deleteInBatches, runPurge } from './batches.ts';
+import {
+  detachAuditPartition,
+  dropAuditPartition,
+  lockAndCountAuditPartition,
+  purgeAuditEventBatch,
+  selectDetachedAuditPartitions,
+  selectExpiredAuditPartitions,
+} from '../../audit/purge.ts';
+import { type PurgeInput, type PurgeMeter, type PurgeResult, deleteInBatches, openPurgeConnection, runPurge } from './batches.ts';
 
-// Dropping a partition locks all of audit_events: wait briefly for the lock, or not at all.
-const DROP_LOCK_TIMEOUT = '100ms';
-const DROP_ATTEMPTS = 3;
-const DROP_RETRY_MS = 200;
+// Detaching a month locks all of audit_events: wait briefly for the lock, or not at all.
+const DETACH_LOCK_TIMEOUT = '100ms';
+const DETACH_ATTEMPTS = 3;
+const DETACH_RETRY_MS = 200;
 
 async function inTransaction<T>(client: pg.Client, work: () => Promise<T>): Promise<T> {
   await client.query('begin');
@@ -21,44 +28,100 @@ async function inTransaction<T>(client: pg.Client, work: () => Promise<T>): Prom
   }
 }
 
-/**
- * Drops each whole month older than the cutoff, one per transaction, counting its rows first. A
- * partition whose lock is not granted in time stays; the batched delete then empties it instead.
- */
-async function dropExpiredPartitions(client: pg.Client, cutoff: Date, meter: PurgeMeter): Promise<void> {
-  for (const name of await selectExpiredAuditPartitions(client, cutoff)) {
-    for (let attempt = 1; attempt <= DROP_ATTEMPTS; attempt += 1) {
-      await client.query('begin');
-      let rows: number;
-      try {
-        await client.query(`select set_config('lock_timeout', $1, true)`, [DROP_LOCK_TIMEOUT]);
-        rows = (await meter.time(`count ${name}`, () => lockAndCountAuditPartition(client, name))).value;
-        // The drop holds its lock on audit_events until the commit, so both are timed together.
-        await meter.time(`drop ${name}`, async () => {
-          await dropAuditPartition(client, name);
-          await client.query('commit');
-        });
-      } catch (error) {
-        await client.query('rollback').catch(() => undefined);
-        if (pgCode(error) !== PG.lockNotAvailable) {
-          throw error;
-        }
-        if (attempt < DROP_ATTEMPTS) {
-          await sleep(DROP_RETRY_MS * attempt);
-        }
-        continue;
-      }
-      meter.deleted += rows;
-      meter.partitionsDropped += 1;
-      break;
-    }
-  }
+interface MonthDropper {
+  drop(name: string): void;
+  /** Waits for the queued drops; the first failure stops the rest and is thrown here. */
+  finished(): Promise<void>;
 }
 
-/** Retention of audit events: whole expired months dropped, then the rest (boundary month, default partition) in batches. */
+/**
+ * Drops detached months one after another on a connection of its own, while the purge goes on:
+ * freeing a month's files takes longer than detaching it, and locks nothing the service uses.
+ */
+function monthDropper(client: pg.Client, meter: PurgeMeter): MonthDropper {
+  let queue: Promise<void> = Promise.resolve();
+  let failure: { error: unknown } | undefined;
+  return {
+    drop(name) {
+      queue = queue.then(async () => {
+        if (failure) {
+          return;
+        }
+        try {
+          await meter.time(`drop ${name}`, () => dropAuditPartition(client, name));
+          meter.partitionsDropped += 1;
+        } catch (error) {
+          failure = { error };
+        }
+      });
+    },
+    async finished() {
+      await queue;
+      if (failure) {
+        throw failure.error;
+      }
+    },
+  };
+}
+
+/**
+ * Takes one expired month out of audit_events, counting its rows first under a lock that stops
+ * writes to that month only. The lock on audit_events lasts the detach and the commit. Returns
+ * false when that lock is not granted in time: the month stays and the batches empty it.
+ */
+async function detachExpiredMonth(client: pg.Client, name: string, meter: PurgeMeter): Promise<boolean> {
+  for (let attempt = 1; attempt <= DETACH_ATTEMPTS; attempt += 1) {
+    await client.query('begin');
+    let rows: number;
+    try {
+      await client.query(`select set_config('lock_timeout', $1, true)`, [DETACH_LOCK_TIMEOUT]);
+      rows = (await meter.time(`count ${name}`, () => lockAndCountAuditPartition(client, name))).value;
+      await meter.time(`detach ${name}`, async () => {
+        await detachAuditPartition(client, name);
+        await client.query('commit');
+      });
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      if (pgCode(error) !== PG.lockNotAvailable) {
+        throw error;
+      }
+      if (attempt < DETACH_ATTEMPTS) {
+        await sleep(DETACH_RETRY_MS * attempt);
+      }
+      continue;
+    }
+    meter.deleted += rows;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Retention of audit events: each whole expired month counted and detached (its rows are gone
+ * from audit_events at that commit) and dropped on a second connection meanwhile; then the rest
+ * (boundary month, default partition) deleted in batches. A month an earlier purge detached but
+ * did not drop is dropped now; its rows were counted when it was detached.
+ */
 export function purgeAuditEvents(input: PurgeInput): Promise<PurgeResult> {
-  return runPurge(input, async (client, cutoff, meter) => {
-    await dropExpiredPartitions(client, cutoff, meter);
-    await deleteInBatches(meter, input.batch, (size) => inTransaction(client, () => purgeAuditEventBatch(client, cutoff, size)));
+  const dropping = openPurgeConnection(input.connectionString);
+  dropping.catch(() => undefined);
+  const result = runPurge(input, async (client, cutoff, meter) => {
+    const dropper = monthDropper(await dropping, meter);
+    try {
+      for (const name of await selectDetachedAuditPartitions(client, cutoff)) {
+        dropper.drop(name);
+      }
+      for (const name of await selectExpiredAuditPartitions(client, cutoff)) {
+        if (await detachExpiredMonth(client, name, meter)) {
+          dropper.drop(name);
+        }
+      }
+      await deleteInBatches(meter, input.batch, (size) => inTransaction(client, () => purgeAuditEventBatch(client, cutoff, size)));
+    } catch (error) {
+      await dropper.finished().catch(() => undefined);
+      throw error;
+    }
+    await dropper.finished();
   });
+  return result.finally(() => dropping.then((client) => client.end()).catch(() => undefined));
 }
