@@ -16,7 +16,7 @@ const DETACH_LOCK_TIMEOUT = '100ms';
 const DETACH_ATTEMPTS = 3;
 const DETACH_RETRY_MS = 200;
 
-async function inTransaction<T>(client: pg.Client, work: () => Promise<T>): Promise<T> {
+async function inTransaction<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
   await client.query('begin');
   try {
     const result = await work();
@@ -38,7 +38,7 @@ interface MonthDropper {
  * Drops detached months one after another on a connection of its own, while the purge goes on:
  * freeing a month's files takes longer than detaching it, and locks nothing the service uses.
  */
-function monthDropper(client: pg.Client, meter: PurgeMeter): MonthDropper {
+function monthDropper(client: pg.ClientBase, meter: PurgeMeter): MonthDropper {
   let queue: Promise<void> = Promise.resolve();
   let failure: { error: unknown } | undefined;
   return {
@@ -69,7 +69,7 @@ function monthDropper(client: pg.Client, meter: PurgeMeter): MonthDropper {
  * writes to that month only. The lock on audit_events lasts the detach and the commit. Returns
  * false when that lock is not granted in time: the month stays and the batches empty it.
  */
-async function detachExpiredMonth(client: pg.Client, name: string, meter: PurgeMeter): Promise<boolean> {
+async function detachExpiredMonth(client: pg.ClientBase, name: string, meter: PurgeMeter): Promise<boolean> {
   for (let attempt = 1; attempt <= DETACH_ATTEMPTS; attempt += 1) {
     await client.query('begin');
     let rows: number;
@@ -105,8 +105,9 @@ async function detachExpiredMonth(client: pg.Client, name: string, meter: PurgeM
 export function purgeAuditEvents(input: PurgeInput): Promise<PurgeResult> {
   const dropping = openPurgeConnection(input.connectionString);
   dropping.catch(() => undefined);
+  let dropFailed = false;
   const result = runPurge(input, async (client, cutoff, meter) => {
-    const dropper = monthDropper(await dropping, meter);
+    const dropper = monthDropper((await dropping).client, meter);
     try {
       for (const name of await selectDetachedAuditPartitions(client, cutoff)) {
         dropper.drop(name);
@@ -118,10 +119,13 @@ export function purgeAuditEvents(input: PurgeInput): Promise<PurgeResult> {
       }
       await deleteInBatches(meter, input.batch, (size) => inTransaction(client, () => purgeAuditEventBatch(client, cutoff, size)));
     } catch (error) {
-      await dropper.finished().catch(() => undefined);
+      dropFailed = await dropper.finished().then(() => false, () => true);
       throw error;
     }
-    await dropper.finished();
+    await dropper.finished().catch((error: unknown) => {
+      dropFailed = true;
+      throw error;
+    });
   });
-  return result.finally(() => dropping.then((client) => client.end()).catch(() => undefined));
+  return result.finally(() => dropping.then((connection) => connection.release(dropFailed)).catch(() => undefined));
 }
