@@ -2,9 +2,9 @@ export { recordAuditEvent, CLI_ACTOR, type AuditEventInput } from './record.ts';
 export { prepareMetadata, isSensitiveKey } from './redaction.ts';
 export { createAuditQueries, type AuditQueries } from './queries.ts';
 export {
+  countAuditPartition,
   detachAuditPartition,
   dropAuditPartition,
-  lockAndCountAuditPartition,
   purgeAuditEventBatch,
   selectDetachedAuditPartitions,
   selectExpiredAuditPartitions,

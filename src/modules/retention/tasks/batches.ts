@@ -69,7 +69,7 @@ function purgePool(connectionString: string): pg.Pool {
       connectionString,
       application_name: 'backplane-retention',
       options: SESSION_OPTIONS,
-      max: 2,
+      max: 3,
       idleTimeoutMillis: IDLE_CONNECTION_MS,
       allowExitOnIdle: true,
     });
