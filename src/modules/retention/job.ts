@@ -82,17 +82,20 @@ async function applyRetention(deps: RetentionJobDeps, context: JobContext): Prom
     return;
   }
   const failures: string[] = [];
-  try {
-    const created = await deps.ensureAuditEventPartitions();
-    if (created > 0) {
-      context.logger.info({ created }, 'audit event partitions created ahead');
-    }
-  } catch (error) {
-    context.logger.error({ err: error }, 'could not create audit event partitions ahead; new months go to the default partition meanwhile');
-    failures.push(`audit_event_partitions (${codeOf(error)})`);
-  }
   const seconds = RETENTION_KINDS.map((kind) => deps.settings.seconds(kind.setting));
-  const cutoffs = await selectCutoffs(context.db, seconds);
+  const [upkeep, cutoffs] = await Promise.all([
+    deps.ensureAuditEventPartitions().then(
+      (created) => ({ created }),
+      (error: unknown) => ({ error }),
+    ),
+    selectCutoffs(context.db, seconds),
+  ]);
+  if ('error' in upkeep) {
+    context.logger.error({ err: upkeep.error }, 'could not create audit event partitions ahead; new months go to the default partition meanwhile');
+    failures.push(`audit_event_partitions (${codeOf(upkeep.error)})`);
+  } else if (upkeep.created > 0) {
+    context.logger.info({ created: upkeep.created }, 'audit event partitions created ahead');
+  }
   // A kind's event is recorded while the next kind purges; its failure is counted all the same.
   const reports: Array<Promise<string | undefined>> = [];
   for (const [index, kind] of RETENTION_KINDS.entries()) {

@@ -41,19 +41,19 @@ interface MonthDroppers {
  * month's rows are counted in the transaction that drops it, so a month left detached by a
  * purge that stopped is counted by the purge that drops it, once.
  */
-function monthDroppers(clients: pg.ClientBase[], meter: PurgeMeter): MonthDroppers {
+function monthDroppers(clients: Array<Promise<pg.ClientBase>>, meter: PurgeMeter): MonthDroppers {
   const queues = clients.map(() => Promise.resolve());
   let next = 0;
   let failure: { error: unknown } | undefined;
   return {
     drop(name) {
       const index = next++ % clients.length;
-      const client = clients[index]!;
       queues[index] = queues[index]!.then(async () => {
         if (failure) {
           return;
         }
         try {
+          const client = await clients[index]!;
           // Locks only the detached table, so its length matters to no one else.
           const { value: rows } = await meter.time(`drop ${name}`, () =>
             inTransaction(client, async () => {
@@ -116,7 +116,11 @@ export function purgeAuditEvents(input: PurgeInput): Promise<PurgeResult> {
   dropping.forEach((connection) => connection.catch(() => undefined));
   let dropFailed = false;
   const result = runPurge(input, async (client, cutoff, meter) => {
-    const droppers = monthDroppers((await Promise.all(dropping)).map((connection) => connection.client), meter);
+    // The first detach does not wait for the droppers' connections.
+    const droppers = monthDroppers(
+      dropping.map((connection) => connection.then((opened) => opened.client)),
+      meter,
+    );
     try {
       for (const name of await selectDetachedAuditPartitions(client, cutoff)) {
         droppers.drop(name);
