@@ -54,14 +54,19 @@ function monthDroppers(clients: Array<Promise<pg.ClientBase>>, meter: PurgeMeter
         }
         try {
           const client = await clients[index]!;
-          // Locks only the detached table, so its length matters to no one else.
-          const { value: rows } = await meter.time(`drop ${name}`, () =>
-            inTransaction(client, async () => {
-              const rows = await countAuditPartition(client, name);
+          // Both lock only the detached table; the drop holds its lock until the commit.
+          await client.query('begin');
+          let rows: number;
+          try {
+            rows = (await meter.time(`count ${name}`, () => countAuditPartition(client, name))).value;
+            await meter.time(`drop ${name}`, async () => {
               await dropAuditPartition(client, name);
-              return rows;
-            }),
-          );
+              await client.query('commit');
+            });
+          } catch (error) {
+            await client.query('rollback').catch(() => undefined);
+            throw error;
+          }
           meter.deleted += rows;
           meter.partitionsDropped += 1;
         } catch (error) {
