@@ -15,10 +15,14 @@ export interface BenchDatabase {
   stop(): Promise<void>;
 }
 
-export async function startDatabase(): Promise<BenchDatabase> {
+/**
+ * A throw-away PostgreSQL: fsync and synchronous commit off unless `durable`, which runs it as
+ * `backplane serve` does (where commits and dropped files cost what they cost in production).
+ */
+export async function startDatabase(options: { durable?: boolean } = {}): Promise<BenchDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'backplane-bench-'));
   chmodSync(dataDir, 0o755);
-  const server: EmbeddedDatabase = await openEmbeddedDatabase({ dataDir, fast: true });
+  const server: EmbeddedDatabase = await openEmbeddedDatabase({ dataDir, fast: !options.durable });
   const pool = createPool({ connectionString: server.url, max: 2, applicationName: 'bench' });
   await migrateUp(pool);
   await pool.end();

@@ -12,7 +12,7 @@ import { createJobsModule } from '../modules/jobs/index.ts';
 import { maintenanceMode, maintenanceStatuses } from '../modules/maintenance/index.ts';
 import { type RateLimitSettings, createRateLimitModule } from '../modules/ratelimit/index.ts';
 import { trackInstance } from '../modules/releases/index.ts';
-import { createRetentionModule } from '../modules/retention/index.ts';
+import { RETENTION_KINDS, createRetentionModule } from '../modules/retention/index.ts';
 import { createSettingsModule, settingsStatuses } from '../modules/settings/index.ts';
 import { createNotificationListener } from '../platform/db/listener.ts';
 import { listMigrationFiles, migrationStatus } from '../platform/db/migrations.ts';
@@ -100,7 +100,14 @@ export async function startInstance(
   const clientAddress = createClientAddressResolver(config.trustedProxies);
   const runtime = createRuntimeSampler();
   registerRuntimeMetrics(registry, runtime);
-  const tasks = createTaskPool({ threads: config.taskThreads, closeTimeoutMs: config.drainTimeoutMs, registry, logger });
+  const tasks = createTaskPool({
+    threads: config.taskThreads,
+    closeTimeoutMs: config.drainTimeoutMs,
+    registry,
+    logger,
+    // An instance that runs jobs keeps a thread with the retention tasks loaded: a run starts deleting at once.
+    preload: config.jobWorkers > 0 ? RETENTION_KINDS.map((kind) => kind.task) : [],
+  });
   const keyText = encryptionKeyText(config);
   const identities = createIdentitiesModule({
     pool,

@@ -47,6 +47,23 @@ export async function selectExpiredAuditPartitions(db: Queryable, before: Date):
   return (await db.query<{ name: string }>(selectExpiredPartitionsSql, [before])).rows.map((row) => row.name);
 }
 
+// Only a purge detaches a month (the partition function creates and attaches in one transaction),
+// so a monthly table outside audit_events is one a purge detached and did not get to drop.
+const selectDetachedPartitionsSql = `
+select c.relname as name
+from pg_class c
+where c.relkind = 'r'
+  and c.relnamespace = (select relnamespace from pg_class where oid = 'audit_events'::regclass)
+  and c.relname ~ '^audit_events_p[0-9]{6}$'
+  and not c.relispartition
+  and (to_date(substr(c.relname, 15), 'YYYYMM') + interval '1 month') at time zone 'utc' <= $1
+order by c.relname`;
+
+/** Expired months detached from audit_events by an earlier purge that stopped before dropping them. */
+export async function selectDetachedAuditPartitions(db: Queryable, before: Date): Promise<string[]> {
+  return (await db.query<{ name: string }>(selectDetachedPartitionsSql, [before])).rows.map((row) => row.name);
+}
+
 function partitionIdentifier(name: string): string {
   if (!AUDIT_PARTITION_NAME.test(name)) {
     throw new Error(`${name} is not a monthly audit event partition`);
@@ -54,21 +71,26 @@ function partitionIdentifier(name: string): string {
   return `"${name}"`;
 }
 
-/**
- * Locks a monthly partition against writes until the transaction ends (reads go on) and counts
- * its rows, so the count is exactly what a drop in the same transaction removes.
- */
-export async function lockAndCountAuditPartition(tx: Queryable, name: string): Promise<number> {
-  const table = partitionIdentifier(name);
-  await tx.query(`lock table ${table} in share mode`);
-  const result = await tx.query<{ rows: string }>(`select count(*) as rows from ${table}`);
+/** Counts a month's rows: those of a detached month are what its drop removes. */
+export async function countAuditPartition(db: Queryable, name: string): Promise<number> {
+  const result = await db.query<{ rows: string }>(`select count(*) as rows from ${partitionIdentifier(name)}`);
   return Number(result.rows[0]!.rows);
 }
 
 /**
- * Drops a monthly partition. It takes an ACCESS EXCLUSIVE lock on audit_events until the
- * transaction ends: run it under a short lock_timeout and commit at once.
+ * Takes a monthly partition out of audit_events: its rows leave the table at commit. It locks
+ * audit_events and its default partition ACCESS EXCLUSIVE until the transaction ends, only for
+ * catalogue changes (no rows are read): run it under a short lock_timeout and commit at once.
+ * The detached table keeps its rows but no longer the append-only row triggers; drop it next.
  */
-export async function dropAuditPartition(tx: Queryable, name: string): Promise<void> {
-  await tx.query(`drop table ${partitionIdentifier(name)}`);
+export async function detachAuditPartition(tx: Queryable, name: string): Promise<void> {
+  await tx.query(`alter table audit_events detach partition ${partitionIdentifier(name)}`);
+}
+
+/**
+ * Drops a detached month, freeing its files. It locks only that table and its indexes, so it can
+ * take its time (tens of milliseconds per month on a durable disk) beside the service's queries.
+ */
+export async function dropAuditPartition(db: Queryable, name: string): Promise<void> {
+  await db.query(`drop table ${partitionIdentifier(name)}`);
 }

@@ -19,8 +19,7 @@ export async function describeJob(deps: JobsServiceDeps, name: string): Promise<
   if (!job) {
     throw new Error(`job ${name} is not defined`);
   }
-  const [row] = await selectDefinitionRows(deps.pool, [name]);
-  const [last] = await selectLastRuns(deps.pool, [name]);
+  const [[row], [last]] = await Promise.all([selectDefinitionRows(deps.pool, [name]), selectLastRuns(deps.pool, [name])]);
   const view = definitionView(job, row!);
   return {
     name,

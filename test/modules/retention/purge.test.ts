@@ -77,6 +77,20 @@ test.serial('a partition whose lock is not granted in time is kept and emptied b
   t.false(await exists('audit_events_p202406'));
 });
 
+test('a month an earlier purge detached and did not drop is counted and dropped by the next one', async (t) => {
+  await db.pool.query(`select ensure_audit_event_partitions('2023-05-01', '2023-05-31')`);
+  await seed([
+    ['2023-05-02T00:00:00Z', 'may-detached'],
+    ['2023-05-30T00:00:00Z', 'may-detached'],
+  ]);
+  // Where an interrupted purge leaves a month: out of audit_events, its files still there.
+  await db.pool.query('alter table audit_events detach partition audit_events_p202305');
+  t.false((await remaining()).includes('may-detached'));
+  const result = await purgeAuditEvents({ connectionString: db.url, cutoff: '2023-07-01T00:00:00Z', batch: small });
+  t.like(result, { deleted: 2, partitionsDropped: 1, failure: null });
+  t.false(await exists('audit_events_p202305'));
+});
+
 test('a purge that cannot reach the database reports the failure as a code and a message, with nothing deleted', async (t) => {
   const result = await purgeSettingsHistory({ connectionString: 'postgres://nobody:secret@127.0.0.1:1/none', cutoff: new Date().toISOString(), batch: small });
   t.like(result, { deleted: 0, statements: 0, partitionsDropped: 0 });

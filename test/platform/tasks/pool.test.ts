@@ -17,6 +17,7 @@ const queryMissingTable = task<typeof fixtures.queryMissingTable>('query_missing
 const pause = task<typeof fixtures.pause>('pause', 'pause');
 const returnFunction = task<typeof fixtures.returnFunction>('return_function', 'returnFunction');
 const notExported = task<typeof fixtures.double>('not_exported', 'noSuchExport');
+const sawPreloadedModule = task<typeof fixtures.sawPreloadedModule>('saw_preloaded_module', 'sawPreloadedModule');
 
 let db: TestDatabase;
 let registry: client.Registry;
@@ -96,6 +97,14 @@ test('close lets a task running on a thread finish before the threads stop', asy
   await new Promise((resolve) => setTimeout(resolve, 50));
   await small.close();
   t.is(await running, 'done');
+});
+
+test('a thread loads the preloaded task modules before it takes its first task', async (t) => {
+  const preloaded = { file: new URL('./fixtures/preloaded.ts', import.meta.url).href };
+  t.false(await pool.runTask(sawPreloadedModule, undefined as never));
+  const warm = createTaskPool({ threads: 1, closeTimeoutMs: 5_000, registry: new client.Registry(), logger: createLogger('silent'), preload: [preloaded] });
+  t.true(await warm.runTask(sawPreloadedModule, undefined as never));
+  await warm.close();
 });
 
 test('a task whose module does not exist is refused where it is declared', (t) => {

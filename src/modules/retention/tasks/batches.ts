@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { describeTaskFailure } from '../../../platform/tasks/thread.ts';
+import { describeTaskFailure } from '../../../platform/tasks/failure.ts';
 import type { TaskFailure } from '../../../platform/tasks/task.ts';
 
 /** How a purge sizes its batches: it starts at `initial` and aims each statement at `targetMs`. */
@@ -10,7 +10,7 @@ export interface BatchBounds {
   targetMs: number;
 }
 
-/** What a purge task is given: plain data only, it opens its own connection. */
+/** What a purge task is given: plain data only; it connects from the string itself. */
 export interface PurgeInput {
   connectionString: string;
   /** ISO instant on the database clock: rows older than this go. */
@@ -51,25 +51,62 @@ export class PurgeMeter {
   }
 }
 
-/** Bounds for a statement whose rows nobody else should be holding; a runaway one fails rather than stalls. */
-const SESSION_SETTINGS = `select set_config('statement_timeout', '5s', false), set_config('lock_timeout', '1s', false)`;
+// Bounds for a statement whose rows nobody else should be holding; a runaway one fails rather than stalls.
+const SESSION_OPTIONS = '-c statement_timeout=5s -c lock_timeout=1s';
+// Connections outlive a task by this much, so the kinds of one run share them.
+const IDLE_CONNECTION_MS = 5_000;
+
+const pools = new Map<string, pg.Pool>();
 
 /**
- * Opens the task's own connection, runs the purge and closes the connection. A failure part-way
- * is returned with what was done before it, so the rows already deleted are still reported.
+ * The thread's connections to one database. A thread runs one task at a time and a run's kinds
+ * follow one another, so they reuse these instead of each signing in anew (10-35 ms under load).
  */
-export async function runPurge(input: PurgeInput, purge: (client: pg.Client, cutoff: Date, meter: PurgeMeter) => Promise<void>): Promise<PurgeResult> {
+function purgePool(connectionString: string): pg.Pool {
+  let pool = pools.get(connectionString);
+  if (!pool) {
+    pool = new pg.Pool({
+      connectionString,
+      application_name: 'backplane-retention',
+      options: SESSION_OPTIONS,
+      max: 3,
+      idleTimeoutMillis: IDLE_CONNECTION_MS,
+      allowExitOnIdle: true,
+    });
+    // An idle connection the server closed is discarded; the next task opens another.
+    pool.on('error', () => undefined);
+    pools.set(connectionString, pool);
+  }
+  return pool;
+}
+
+export interface PurgeConnection {
+  client: pg.PoolClient;
+  /** Hands the connection back for the next task, or closes it after a failure (it may be mid-transaction). */
+  release(failed: boolean): void;
+}
+
+/** A connection of the purge's own, with the bounds above. */
+export async function openPurgeConnection(connectionString: string): Promise<PurgeConnection> {
+  const client = await purgePool(connectionString).connect();
+  return { client, release: (failed) => client.release(failed) };
+}
+
+/**
+ * Takes a connection, runs the purge and hands the connection back. A failure part-way is
+ * returned with what was done before it, so the rows already deleted are still reported.
+ */
+export async function runPurge(input: PurgeInput, purge: (client: pg.ClientBase, cutoff: Date, meter: PurgeMeter) => Promise<void>): Promise<PurgeResult> {
   const meter = new PurgeMeter();
-  const client = new pg.Client({ connectionString: input.connectionString, application_name: 'backplane-retention' });
+  let connection: PurgeConnection | undefined;
   let failure: TaskFailure | null = null;
   try {
-    await client.connect();
-    await client.query(SESSION_SETTINGS);
-    await purge(client, new Date(input.cutoff), meter);
+    connection = await openPurgeConnection(input.connectionString);
+    await purge(connection.client, new Date(input.cutoff), meter);
   } catch (error) {
     failure = describeTaskFailure(error);
   } finally {
-    await client.end().catch(() => undefined);
+    connection?.release(failure !== null);
   }
   return {
     deleted: meter.deleted,
