@@ -81,8 +81,15 @@ export function createRequestFrame(options: RequestFrameOptions) {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const query = url.indexOf('?');
-    const clientAddress = options.clientAddress(req);
-    const error = answer({ method, path: query === -1 ? url : url.slice(0, query), clientAddress });
+    let clientAddress: string;
+    let error: AppError | undefined;
+    try {
+      clientAddress = options.clientAddress(req);
+      error = answer({ method, path: query === -1 ? url : url.slice(0, query), clientAddress });
+    } catch {
+      // Koa's path answers the same request and reports whatever failed here.
+      return false;
+    }
     if (!error) {
       return false;
     }

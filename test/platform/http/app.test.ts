@@ -141,3 +141,35 @@ test('a well-formed X-Request-Id is kept; a malformed one replaced', async (t) =
   const replaced = await fetch(`${base}/nowhere`, { headers: { 'X-Request-Id': 'bad id with spaces' } });
   t.regex(replaced.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
 });
+
+test('an early answer skips Koa with the frame\'s headers and problem; an early check that throws leaves the request to Koa', async (t) => {
+  const early = createHttpServer({
+    logger: pino({ level: 'silent' }),
+    routes,
+    guard: { authenticate: async () => Promise.reject(unauthenticated()), authorize: () => undefined },
+    statuses: [{ thing_conflict: 409 }],
+    metrics: { observe: () => undefined },
+    bodyLimitBytes: 1024,
+    answerEarly: ({ path }) => {
+      if (path === '/boom') {
+        throw new Error('the early check failed');
+      }
+      return path === '/early' ? new AppError('thing_conflict', 'Answered early.', { headers: { 'Retry-After': '3' } }) : undefined;
+    },
+  });
+  early.listen(0, '127.0.0.1');
+  await new Promise((resolve) => early.once('listening', resolve));
+  const earlyBase = `http://127.0.0.1:${(early.address() as AddressInfo).port}`;
+  try {
+    const answered = await fetch(`${earlyBase}/early?x=1`, { method: 'POST', headers: { 'X-Request-Id': 'abc-1' } });
+    const problem = await assertProblem(t, answered, 409, 'thing_conflict');
+    t.is(problem.request_id, 'abc-1');
+    t.is(answered.headers.get('x-request-id'), 'abc-1');
+    t.is(answered.headers.get('cache-control'), 'no-store');
+    t.is(answered.headers.get('retry-after'), '3');
+    await assertProblem(t, await fetch(`${earlyBase}/boom`, { method: 'POST' }), 404, 'not_found');
+    await assertProblem(t, await fetch(`${earlyBase}/things/1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{' }), 400, 'invalid_json');
+  } finally {
+    early.close();
+  }
+});
