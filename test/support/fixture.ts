@@ -7,6 +7,7 @@ import { type TestAccount, accountWithToken, bearer } from './tokens.ts';
 type Env = Record<string, string>;
 type StartOptions = NonNullable<Parameters<typeof startTestInstance>[2]>;
 
+/** What a test file's instances start from. */
 export interface InstancesSetup<Name extends string> {
   /** How many instances share the database (1 unless told). */
   count?: number;
@@ -20,6 +21,7 @@ export interface InstancesSetup<Name extends string> {
   seed?: (db: TestDatabase) => Promise<void>;
 }
 
+/** What the file's tests use; the fields are filled once the before hook has run. */
 export interface RunningInstances<Name extends string> {
   readonly db: TestDatabase;
   /** The first instance. */
@@ -32,11 +34,7 @@ export interface RunningInstances<Name extends string> {
   url(path: string): string;
 }
 
-/**
- * One database and `count` instances on it for the whole file: made in a serial `before` hook,
- * drained and dropped in a serial `after.always` hook, so hooks registered after this call run after
- * the instances start and hooks registered before it run first. Read the fields inside hooks and tests.
- */
+/** A database, accounts and instances shared by the file, made and removed by serial hooks that order against the file's own. */
 export function useInstances<Name extends string = never>(test: TestFn, setup: InstancesSetup<Name> = {}): RunningInstances<Name> {
   let db: TestDatabase | undefined;
   const instances: RunningInstance[] = [];
