@@ -1,30 +1,20 @@
 import test from 'ava';
-import type { RunningInstance } from '../../src/app/instance.ts';
 import { fixedRateLimits } from '../support/rateLimits.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { useInstances } from '../support/fixture.ts';
 import { send } from '../support/forwarded.ts';
-import { startTestInstance } from '../support/instance.ts';
 
-let db: TestDatabase;
-let instances: RunningInstance[] = [];
-
-test.before(async () => {
-  db = await createTestDatabase();
-  // The seed's 60 at once but paid back one a minute, and a generous decision bound: this file is
-  // about what the shared buckets admit, not about how fast a busy machine sends 150 requests.
-  const rateLimits = fixedRateLimits({ auth_ip: () => ({ limit: 60, periodSeconds: 3600 }) });
-  instances = await Promise.all([0, 1, 2].map(() => startTestInstance(db.url, { APP_TRUSTED_PROXIES: '127.0.0.1/32' }, { rateLimits, rateLimitTimeoutMs: 10_000 })));
-});
-
-test.after.always(async () => {
-  await Promise.all(instances.map((instance) => instance.drain()));
-  await db?.drop();
+// The seed's 60 at once but paid back one a minute, and a generous decision bound: this file is
+// about what the shared buckets admit, not about how fast a busy machine sends 150 requests.
+const app = useInstances(test, {
+  count: 3,
+  env: { APP_TRUSTED_PROXIES: '127.0.0.1/32' },
+  options: { rateLimits: fixedRateLimits({ auth_ip: () => ({ limit: 60, periodSeconds: 3600 }) }), rateLimitTimeoutMs: 10_000 },
 });
 
 test('three instances on one database: concurrent requests for one client admit exactly the budget', async (t) => {
   const client = '198.51.100.77';
   const responses = await Promise.all(
-    Array.from({ length: 150 }, (_v, index) => send(instances[index % 3]!.url, { path: '/auth/sign-in', forwardedFor: client })),
+    Array.from({ length: 150 }, (_v, index) => send(app.instances[index % 3]!.url, { path: '/auth/sign-in', forwardedFor: client })),
   );
   const admitted = responses.filter((response) => response.status !== 429);
   const refused = responses.filter((response) => response.status === 429);
@@ -33,7 +23,7 @@ test('three instances on one database: concurrent requests for one client admit 
   t.is(refused.length, 90);
   t.true(refused.every((response) => response.body?.code === 'rate_limited' && Number(response.headers['retry-after']) >= 1));
   // Every instance took part, and each now refuses this client.
-  for (const instance of instances) {
+  for (const instance of app.instances) {
     t.is((await send(instance.url, { path: '/auth/sign-in', forwardedFor: client })).status, 429);
   }
 });

@@ -1,39 +1,28 @@
 import test from 'ava';
-import type { RunningInstance } from '../../../src/app/instance.ts';
 import { CLI_ACTOR, recordAuditEvent } from '../../../src/modules/audit/index.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { getJson } from '../../support/http.ts';
-import { startTestInstance } from '../../support/instance.ts';
 import { assertProblem } from '../../support/problems.ts';
 import { accountWithToken, bearer } from '../../support/tokens.ts';
 
-let db: TestDatabase;
-let instance: RunningInstance;
-let reader: Record<string, string>;
-
-test.before(async () => {
-  db = await createTestDatabase();
-  reader = bearer((await accountWithToken(db.pool, { permissions: ['ops.audit.read'] })).token);
-  // 60 actions under test.group_NN, action NN having NN events, all an hour ago: 1 830 events.
-  await db.pool.query(`
-    insert into audit_events (occurred_at, actor_kind, actor_id, action, resource_type, resource_id, outcome)
-    select now() - interval '1 hour', 'system', 'seed', 'test.group_' || lpad(g::text, 2, '0'), 'thing', g::text,
-           case when n % 3 = 0 then 'failure' else 'success' end
-    from generate_series(1, 60) g, generate_series(1, g) n`);
-  // Three dated events for the day view.
-  for (const day of ['2026-01-01T10:00:00Z', '2026-01-01T23:59:59Z', '2026-01-03T00:00:00Z']) {
-    await recordAuditEvent(db.pool, { actor: CLI_ACTOR, action: 'dated.event', outcome: 'success', occurredAt: new Date(day) });
-  }
-  instance = await startTestInstance(db.url);
+const app = useInstances(test, {
+  accounts: { reader: { permissions: ['ops.audit.read'] } },
+  async seed(db) {
+    // 60 actions under test.group_NN, action NN having NN events, all an hour ago: 1 830 events.
+    await db.pool.query(`
+      insert into audit_events (occurred_at, actor_kind, actor_id, action, resource_type, resource_id, outcome)
+      select now() - interval '1 hour', 'system', 'seed', 'test.group_' || lpad(g::text, 2, '0'), 'thing', g::text,
+             case when n % 3 = 0 then 'failure' else 'success' end
+      from generate_series(1, 60) g, generate_series(1, g) n`);
+    // Three dated events for the day view.
+    for (const day of ['2026-01-01T10:00:00Z', '2026-01-01T23:59:59Z', '2026-01-03T00:00:00Z']) {
+      await recordAuditEvent(db.pool, { actor: CLI_ACTOR, action: 'dated.event', outcome: 'success', occurredAt: new Date(day) });
+    }
+  },
 });
 
-test.after.always(async () => {
-  await instance?.drain();
-  await db?.drop();
-});
-
-const audit = (query: string) => getJson(`${instance.url}/ops/audit${query}`, reader);
-const stats = (query: string) => getJson(`${instance.url}/ops/audit/stats${query}`, reader);
+const audit = (query: string) => getJson(`${app.instance.url}/ops/audit${query}`, app.headers.reader);
+const stats = (query: string) => getJson(`${app.instance.url}/ops/audit/stats${query}`, app.headers.reader);
 
 test('the list is newest first and pages by cursor without gaps or repeats', async (t) => {
   const ids: number[] = [];
@@ -117,26 +106,26 @@ test('bad filters are 422 validation_failed naming the field', async (t) => {
     ['', '?limit=101', 'query.limit'],
   ];
   for (const [path, query, location] of cases) {
-    const problem = await assertProblem(t, await fetch(`${instance.url}/ops/audit${path}${query}`, { headers: reader }), 422, 'validation_failed');
+    const problem = await assertProblem(t, await fetch(`${app.instance.url}/ops/audit${path}${query}`, { headers: app.headers.reader }), 422, 'validation_failed');
     t.true((problem.errors as any[]).some((e) => e.location === location), `${path}${query}: ${JSON.stringify(problem.errors)}`);
   }
 });
 
 test('reading the audit log needs ops.audit.read', async (t) => {
-  const other = bearer((await accountWithToken(db.pool, { permissions: ['ops.settings.read'] })).token);
-  await assertProblem(t, await fetch(`${instance.url}/ops/audit`, { headers: other }), 403, 'forbidden');
-  await assertProblem(t, await fetch(`${instance.url}/ops/audit/stats?group_by=day`, { headers: other }), 403, 'forbidden');
-  await assertProblem(t, await fetch(`${instance.url}/ops/audit`), 401, 'unauthenticated');
+  const other = bearer((await accountWithToken(app.db.pool, { permissions: ['ops.settings.read'] })).token);
+  await assertProblem(t, await fetch(`${app.instance.url}/ops/audit`, { headers: other }), 403, 'forbidden');
+  await assertProblem(t, await fetch(`${app.instance.url}/ops/audit/stats?group_by=day`, { headers: other }), 403, 'forbidden');
+  await assertProblem(t, await fetch(`${app.instance.url}/ops/audit`), 401, 'unauthenticated');
 });
 
 test.serial('a read slower than 5 s stops: 503 audit_query_timeout (a held table lock stands in for a slow scan)', async (t) => {
-  const blocker = await db.pool.connect();
+  const blocker = await app.db.pool.connect();
   try {
     await blocker.query('begin');
     await blocker.query('lock table audit_events in access exclusive mode');
     const [list, grouped] = await Promise.all([
-      fetch(`${instance.url}/ops/audit?outcome=failure`, { headers: reader }),
-      fetch(`${instance.url}/ops/audit/stats?group_by=outcome`, { headers: reader }),
+      fetch(`${app.instance.url}/ops/audit?outcome=failure`, { headers: app.headers.reader }),
+      fetch(`${app.instance.url}/ops/audit/stats?group_by=outcome`, { headers: app.headers.reader }),
     ]);
     await assertProblem(t, list, 503, 'audit_query_timeout');
     await assertProblem(t, grouped, 503, 'audit_query_timeout');

@@ -1,28 +1,15 @@
 import test from 'ava';
 import { SignJWT, UnsecuredJWT, generateKeyPair } from 'jose';
-import type { RunningInstance } from '../../../src/app/instance.ts';
 import { createRole, grantRoleToAccount } from '../../../src/modules/auth/service.ts';
 import { updateRolePermissions } from '../../../src/modules/auth/store/roles.ts';
 import { waitFor } from '../../support/cluster.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
-import { startTestInstance } from '../../support/instance.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { assertProblem } from '../../support/problems.ts';
 import { accountWithToken, bearer } from '../../support/tokens.ts';
 
-let db: TestDatabase;
-let instance: RunningInstance;
+const app = useInstances(test);
 
-test.before(async () => {
-  db = await createTestDatabase();
-  instance = await startTestInstance(db.url);
-});
-
-test.after.always(async () => {
-  await instance?.drain();
-  await db?.drop();
-});
-
-const system = (headers: Record<string, string> = {}) => fetch(`${instance.url}/ops/system`, { headers });
+const system = (headers: Record<string, string> = {}) => fetch(`${app.instance.url}/ops/system`, { headers });
 
 test('no Authorization header is 401 unauthenticated', async (t) => {
   await assertProblem(t, await system(), 401, 'unauthenticated');
@@ -41,13 +28,13 @@ for (const [name, header] of [
 }
 
 test('an unsigned token (alg none) is 401', async (t) => {
-  const admin = await accountWithToken(db.pool, { roles: ['platform_admin'] });
+  const admin = await accountWithToken(app.db.pool, { roles: ['platform_admin'] });
   const token = new UnsecuredJWT({ amr: ['cli'], email: admin.email }).setSubject(admin.id).setIssuer('backplane').setExpirationTime('5m').encode();
   await assertProblem(t, await system(bearer(token)), 401, 'unauthenticated');
 });
 
 test('a token signed by another key is 401', async (t) => {
-  const admin = await accountWithToken(db.pool, { roles: ['platform_admin'] });
+  const admin = await accountWithToken(app.db.pool, { roles: ['platform_admin'] });
   const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
   const token = await new SignJWT({ amr: ['cli'] })
     .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt' })
@@ -59,7 +46,7 @@ test('a token signed by another key is 401', async (t) => {
 });
 
 test('a token signed with HMAC (wrong algorithm) is 401', async (t) => {
-  const admin = await accountWithToken(db.pool, { roles: ['platform_admin'] });
+  const admin = await accountWithToken(app.db.pool, { roles: ['platform_admin'] });
   const token = await new SignJWT({ amr: ['cli'] })
     .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
     .setSubject(admin.id)
@@ -70,46 +57,46 @@ test('a token signed with HMAC (wrong algorithm) is 401', async (t) => {
 });
 
 test('an expired token is 401', async (t) => {
-  const admin = await accountWithToken(db.pool, { roles: ['platform_admin'], ttlSeconds: 1 });
+  const admin = await accountWithToken(app.db.pool, { roles: ['platform_admin'], ttlSeconds: 1 });
   await new Promise((resolve) => setTimeout(resolve, 2100));
   await assertProblem(t, await system(bearer(admin.token)), 401, 'unauthenticated');
 });
 
 test('a token accepted while valid is refused once it expires (the verified-token cache ends at exp)', async (t) => {
-  const admin = await accountWithToken(db.pool, { roles: ['platform_admin'], ttlSeconds: 2 });
+  const admin = await accountWithToken(app.db.pool, { roles: ['platform_admin'], ttlSeconds: 2 });
   t.is((await system(bearer(admin.token))).status, 200);
   await new Promise((resolve) => setTimeout(resolve, 2100));
   await assertProblem(t, await system(bearer(admin.token)), 401, 'unauthenticated');
 });
 
 test('an account without roles is 403 forbidden', async (t) => {
-  const nobody = await accountWithToken(db.pool);
+  const nobody = await accountWithToken(app.db.pool);
   await assertProblem(t, await system(bearer(nobody.token)), 403, 'forbidden');
 });
 
 test('platform_admin and ops_viewer read the system description, granted just before the request', async (t) => {
   for (const role of ['platform_admin', 'ops_viewer']) {
-    const account = await accountWithToken(db.pool, { roles: [role] });
+    const account = await accountWithToken(app.db.pool, { roles: [role] });
     t.is((await system(bearer(account.token))).status, 200, role);
   }
 });
 
 test('a custom role needs ops.system.read, and a change applies to the next requests', async (t) => {
-  const operator = await accountWithToken(db.pool, { permissions: ['ops.audit.read'] });
+  const operator = await accountWithToken(app.db.pool, { permissions: ['ops.audit.read'] });
   await assertProblem(t, await system(bearer(operator.token)), 403, 'forbidden');
 
   const role = `watchers_${Date.now()}`;
-  await createRole(db.pool, role, ['ops.system.read']);
-  await grantRoleToAccount(db.pool, operator.email, role);
+  await createRole(app.db.pool, role, ['ops.system.read']);
+  await grantRoleToAccount(app.db.pool, operator.email, role);
   await waitFor(async () => ((await system(bearer(operator.token))).status === 200 ? true : undefined), 2_000, 'the grant to apply');
 
-  await updateRolePermissions(db.pool, role, ['ops.audit.read']);
+  await updateRolePermissions(app.db.pool, role, ['ops.audit.read']);
   await waitFor(async () => ((await system(bearer(operator.token))).status === 403 ? true : undefined), 2_000, 'the revocation to apply');
   t.pass();
 });
 
 test('the JWKS lists the public key and no private part', async (t) => {
-  const response = await fetch(`${instance.url}/.well-known/jwks.json`);
+  const response = await fetch(`${app.instance.url}/.well-known/jwks.json`);
   const body = (await response.json()) as { keys: Array<Record<string, string | undefined>> };
   t.is(response.status, 200);
   t.is(body.keys.length, 1);

@@ -1,35 +1,20 @@
 import test from 'ava';
-import type { RunningInstance } from '../../../src/app/instance.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { sendJson } from '../../support/http.ts';
-import { startTestInstance } from '../../support/instance.ts';
 import { assertProblem } from '../../support/problems.ts';
 import { accountWithPassword, raiseAddressLimit, signIn } from '../../support/signIn.ts';
-import { type TestAccount, accountWithToken, bearer } from '../../support/tokens.ts';
+import { bearer } from '../../support/tokens.ts';
 
-let db: TestDatabase;
-let instance: RunningInstance;
-let admin: TestAccount;
+const app = useInstances(test, { accounts: { admin: { roles: ['platform_admin'] } } });
+test.before(() => raiseAddressLimit(app.instance.url, app.accounts.admin.token));
 
-test.before(async () => {
-  db = await createTestDatabase();
-  admin = await accountWithToken(db.pool, { roles: ['platform_admin'] });
-  instance = await startTestInstance(db.url);
-  await raiseAddressLimit(instance.url, admin.token);
-});
-
-test.after.always(async () => {
-  await instance?.drain();
-  await db?.drop();
-});
-
-const refresh = (refreshToken: unknown) => sendJson('POST', `${instance.url}/auth/token`, { refresh_token: refreshToken });
-const me = (token: string) => fetch(`${instance.url}/auth/me`, { headers: bearer(token) });
+const refresh = (refreshToken: unknown) => sendJson('POST', `${app.instance.url}/auth/token`, { refresh_token: refreshToken });
+const me = (token: string) => fetch(`${app.instance.url}/auth/me`, { headers: bearer(token) });
 
 test('a password sign-in returns tokens; /auth/me tells who and how; the event is audited', async (t) => {
-  const account = await accountWithPassword(db.pool);
-  await db.pool.query(`insert into account_roles (account_id, role_name) values ($1, 'ops_viewer')`, [account.id]);
-  const response = await signIn(instance.url, account.email.toUpperCase());
+  const account = await accountWithPassword(app.db.pool);
+  await app.db.pool.query(`insert into account_roles (account_id, role_name) values ($1, 'ops_viewer')`, [account.id]);
+  const response = await signIn(app.instance.url, account.email.toUpperCase());
   t.is(response.status, 200);
   const tokens = (await response.json()) as Record<string, unknown>;
   t.is(tokens.token_type, 'Bearer');
@@ -39,21 +24,21 @@ test('a password sign-in returns tokens; /auth/me tells who and how; the event i
   t.is(who.status, 200);
   t.deepEqual(await who.json(), { id: account.id, email: account.email, roles: ['ops_viewer'], methods: ['pwd'], totp_enabled: false });
   // The refresh token is kept only as a hash.
-  const stored = await db.pool.query(`select count(*)::int as n from sessions where account_id = $1 and token_hash = sha256($2::bytea)`, [account.id, Buffer.from(String(tokens.refresh_token))]);
+  const stored = await app.db.pool.query(`select count(*)::int as n from sessions where account_id = $1 and token_hash = sha256($2::bytea)`, [account.id, Buffer.from(String(tokens.refresh_token))]);
   t.is(stored.rows[0].n, 1);
-  const audit = await db.pool.query(`select outcome from audit_events where action = 'auth.sign_in.succeeded' and resource_id = $1`, [account.id]);
+  const audit = await app.db.pool.query(`select outcome from audit_events where action = 'auth.sign_in.succeeded' and resource_id = $1`, [account.id]);
   t.deepEqual(audit.rows, [{ outcome: 'success' }]);
   await assertProblem(t, await me('not.a.token'), 401, 'unauthenticated');
 });
 
 test('an unknown email and a wrong password get the same answer, and both are audited failures', async (t) => {
-  const account = await accountWithPassword(db.pool);
-  const wrong = await signIn(instance.url, account.email, 'not the password');
-  const unknown = await signIn(instance.url, 'nobody-here@example.com', 'not the password');
+  const account = await accountWithPassword(app.db.pool);
+  const wrong = await signIn(app.instance.url, account.email, 'not the password');
+  const unknown = await signIn(app.instance.url, 'nobody-here@example.com', 'not the password');
   const [wrongBody, unknownBody] = await Promise.all([assertProblem(t, wrong, 401, 'invalid_credentials'), assertProblem(t, unknown, 401, 'invalid_credentials')]);
   const strip = ({ request_id: _id, ...rest }: Record<string, unknown>) => rest;
   t.deepEqual(strip(wrongBody), strip(unknownBody));
-  const audit = await db.pool.query(
+  const audit = await app.db.pool.query(
     `select actor_kind, metadata->>'reason' as reason from audit_events where action = 'auth.sign_in.failed' and (resource_id = $1 or actor_label = 'nobody-here@example.com') order by occurred_at`,
     [account.id],
   );
@@ -64,8 +49,8 @@ test('an unknown email and a wrong password get the same answer, and both are au
 });
 
 test('refresh rotates: the new token works once; presenting a used one revokes the whole family', async (t) => {
-  const account = await accountWithPassword(db.pool);
-  const first = (await (await signIn(instance.url, account.email)).json()) as Record<string, string>;
+  const account = await accountWithPassword(app.db.pool);
+  const first = (await (await signIn(app.instance.url, account.email)).json()) as Record<string, string>;
   const second = await refresh(first.refresh_token);
   t.is(second.status, 200);
   const secondTokens = (await second.json()) as Record<string, string>;
@@ -74,42 +59,42 @@ test('refresh rotates: the new token works once; presenting a used one revokes t
   // The first token again: reuse, so the family goes, including the token issued from it.
   await assertProblem(t, await refresh(first.refresh_token), 401, 'invalid_refresh_token');
   await assertProblem(t, await refresh(secondTokens.refresh_token), 401, 'invalid_refresh_token');
-  const sessions = await db.pool.query(`select count(*)::int as n from sessions where account_id = $1 and revoked_at is null`, [account.id]);
+  const sessions = await app.db.pool.query(`select count(*)::int as n from sessions where account_id = $1 and revoked_at is null`, [account.id]);
   t.is(sessions.rows[0].n, 0);
-  const audit = await db.pool.query(`select outcome from audit_events where action = 'auth.session.reuse_detected' and resource_id = $1`, [account.id]);
+  const audit = await app.db.pool.query(`select outcome from audit_events where action = 'auth.session.reuse_detected' and resource_id = $1`, [account.id]);
   t.deepEqual(audit.rows, [{ outcome: 'denied' }]);
   await assertProblem(t, await refresh('never-issued'), 401, 'invalid_refresh_token');
 });
 
 test('concurrent refreshes of one token: exactly one rotates', async (t) => {
-  const account = await accountWithPassword(db.pool);
-  const tokens = (await (await signIn(instance.url, account.email)).json()) as Record<string, string>;
+  const account = await accountWithPassword(app.db.pool);
+  const tokens = (await (await signIn(app.instance.url, account.email)).json()) as Record<string, string>;
   const answers = await Promise.all([refresh(tokens.refresh_token), refresh(tokens.refresh_token), refresh(tokens.refresh_token)]);
   t.deepEqual(answers.map((answer) => answer.status).sort(), [200, 401, 401]);
 });
 
 test('sign-out revokes the session of the access token, or of a given refresh token of the same account', async (t) => {
-  const account = await accountWithPassword(db.pool);
-  const tokens = (await (await signIn(instance.url, account.email)).json()) as Record<string, string>;
-  const out = await sendJson('POST', `${instance.url}/auth/sign-out`, {}, bearer(tokens.access_token!));
+  const account = await accountWithPassword(app.db.pool);
+  const tokens = (await (await signIn(app.instance.url, account.email)).json()) as Record<string, string>;
+  const out = await sendJson('POST', `${app.instance.url}/auth/sign-out`, {}, bearer(tokens.access_token!));
   t.is(out.status, 204);
   await assertProblem(t, await refresh(tokens.refresh_token), 401, 'invalid_refresh_token');
 
-  const other = (await (await signIn(instance.url, account.email)).json()) as Record<string, string>;
-  const stranger = await accountWithPassword(db.pool);
-  const strangerTokens = (await (await signIn(instance.url, stranger.email)).json()) as Record<string, string>;
+  const other = (await (await signIn(app.instance.url, account.email)).json()) as Record<string, string>;
+  const stranger = await accountWithPassword(app.db.pool);
+  const strangerTokens = (await (await signIn(app.instance.url, stranger.email)).json()) as Record<string, string>;
   // Another account's refresh token is not the caller's to revoke.
-  await assertProblem(t, await sendJson('POST', `${instance.url}/auth/sign-out`, { refresh_token: strangerTokens.refresh_token }, bearer(other.access_token!)), 401, 'invalid_refresh_token');
+  await assertProblem(t, await sendJson('POST', `${app.instance.url}/auth/sign-out`, { refresh_token: strangerTokens.refresh_token }, bearer(other.access_token!)), 401, 'invalid_refresh_token');
   t.is((await refresh(strangerTokens.refresh_token)).status, 200);
-  t.is((await sendJson('POST', `${instance.url}/auth/sign-out`, { refresh_token: other.refresh_token }, bearer(other.access_token!))).status, 204);
+  t.is((await sendJson('POST', `${app.instance.url}/auth/sign-out`, { refresh_token: other.refresh_token }, bearer(other.access_token!))).status, 204);
   await assertProblem(t, await refresh(other.refresh_token), 401, 'invalid_refresh_token');
-  await assertProblem(t, await sendJson('POST', `${instance.url}/auth/sign-out`, {}), 401, 'unauthenticated');
-  const audit = await db.pool.query(`select count(*)::int as n from audit_events where action = 'auth.signed_out' and resource_id = $1`, [account.id]);
+  await assertProblem(t, await sendJson('POST', `${app.instance.url}/auth/sign-out`, {}), 401, 'unauthenticated');
+  const audit = await app.db.pool.query(`select count(*)::int as n from audit_events where action = 'auth.signed_out' and resource_id = $1`, [account.id]);
   t.is(audit.rows[0].n, 2);
 });
 
 test('malformed bodies get the documented problems, never echoing values', async (t) => {
-  const url = instance.url;
+  const url = app.instance.url;
   const post = (path: string, body: string, type = 'application/json') =>
     fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': type }, body });
   for (const path of ['/auth/sign-in', '/auth/sign-in/mfa', '/auth/token']) {

@@ -1,49 +1,34 @@
 import test from 'ava';
 import { Secret, TOTP } from 'otpauth';
-import type { RunningInstance } from '../../../src/app/instance.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { sendJson } from '../../support/http.ts';
-import { startTestInstance } from '../../support/instance.ts';
 import { assertProblem } from '../../support/problems.ts';
 import { accountWithPassword, raiseAddressLimit, signIn } from '../../support/signIn.ts';
-import { type TestAccount, accountWithToken, bearer } from '../../support/tokens.ts';
+import { bearer } from '../../support/tokens.ts';
 
-let db: TestDatabase;
-let instance: RunningInstance;
-let admin: TestAccount;
-
-test.before(async () => {
-  db = await createTestDatabase();
-  admin = await accountWithToken(db.pool, { roles: ['platform_admin'] });
-  instance = await startTestInstance(db.url);
-  await raiseAddressLimit(instance.url, admin.token);
-});
-
-test.after.always(async () => {
-  await instance?.drain();
-  await db?.drop();
-});
+const app = useInstances(test, { accounts: { admin: { roles: ['platform_admin'] } } });
+test.before(() => raiseAddressLimit(app.instance.url, app.accounts.admin.token));
 
 /** The code an authenticator app shows, `steps` 30-second steps from now. */
 const codeAt = (secret: string, steps = 0) =>
   new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: Date.now() + steps * 30_000 });
 
-const post = (path: string, token: string, body: unknown = {}) => sendJson('POST', `${instance.url}${path}`, body, bearer(token));
-const mfa = (body: unknown) => sendJson('POST', `${instance.url}/auth/sign-in/mfa`, body);
+const post = (path: string, token: string, body: unknown = {}) => sendJson('POST', `${app.instance.url}${path}`, body, bearer(token));
+const mfa = (body: unknown) => sendJson('POST', `${app.instance.url}/auth/sign-in/mfa`, body);
 const tokensOf = async (response: Response) => (await response.json()) as Record<string, string>;
 
 /** An account with TOTP on: its secret, recovery codes and a password-only access token. */
 async function accountWithTotp() {
-  const account = await accountWithPassword(db.pool);
-  const { access_token: token } = await tokensOf(await signIn(instance.url, account.email));
+  const account = await accountWithPassword(app.db.pool);
+  const { access_token: token } = await tokensOf(await signIn(app.instance.url, account.email));
   const started = (await (await post('/auth/mfa/totp', token!)).json()) as { secret: string; otpauth_uri: string };
   const confirmed = (await (await post('/auth/mfa/totp/confirm', token!, { code: codeAt(started.secret) })).json()) as { recovery_codes: string[] };
   return { ...account, token: token!, secret: started.secret, uri: started.otpauth_uri, recoveryCodes: confirmed.recovery_codes };
 }
 
 test('TOTP lifecycle: start, confirm with a real code, sign in in two steps, replay refused, turn off', async (t) => {
-  const account = await accountWithPassword(db.pool);
-  const { access_token: token } = await tokensOf(await signIn(instance.url, account.email));
+  const account = await accountWithPassword(app.db.pool);
+  const { access_token: token } = await tokensOf(await signIn(app.instance.url, account.email));
   await assertProblem(t, await post('/auth/mfa/totp/confirm', token!, { code: '123456' }), 409, 'mfa_setup_not_started');
   const start = await post('/auth/mfa/totp', token!);
   t.is(start.status, 201);
@@ -51,7 +36,7 @@ test('TOTP lifecycle: start, confirm with a real code, sign in in two steps, rep
   t.regex(uri, /^otpauth:\/\/totp\/Backplane:.+\?.*issuer=Backplane/);
   t.regex(uri, /algorithm=SHA1&digits=6&period=30/);
   // The seed is sealed at rest, bound to the account.
-  const stored = await db.pool.query(`select sealed_secret from mfa_totp where account_id = $1`, [account.id]);
+  const stored = await app.db.pool.query(`select sealed_secret from mfa_totp where account_id = $1`, [account.id]);
   t.false(String(stored.rows[0].sealed_secret).includes(secret));
   await assertProblem(t, await post('/auth/mfa/totp/confirm', token!, { code: '000000' === codeAt(secret) ? '111111' : '000000' }), 422, 'invalid_code');
   const confirm = await post('/auth/mfa/totp/confirm', token!, { code: codeAt(secret) });
@@ -60,7 +45,7 @@ test('TOTP lifecycle: start, confirm with a real code, sign in in two steps, rep
   t.is(new Set(codes).size, 10);
   await assertProblem(t, await post('/auth/mfa/totp', token!), 409, 'mfa_already_enabled');
 
-  const first = await signIn(instance.url, account.email);
+  const first = await signIn(app.instance.url, account.email);
   t.is(first.status, 202);
   const challenge = (await first.json()) as { challenge_token: string; methods: string[] };
   t.deepEqual(challenge.methods, ['totp', 'recovery_code']);
@@ -70,31 +55,31 @@ test('TOTP lifecycle: start, confirm with a real code, sign in in two steps, rep
   const done = await mfa({ challenge_token: challenge.challenge_token, code: next });
   t.is(done.status, 200);
   const tokens = await tokensOf(done);
-  const who = (await (await fetch(`${instance.url}/auth/me`, { headers: bearer(tokens.access_token!) })).json()) as Record<string, unknown>;
+  const who = (await (await fetch(`${app.instance.url}/auth/me`, { headers: bearer(tokens.access_token!) })).json()) as Record<string, unknown>;
   t.deepEqual(who.methods, ['pwd', 'otp']);
   t.true(who.totp_enabled);
   // A used challenge does not open again; the same code on a fresh challenge is a replay.
   await assertProblem(t, await mfa({ challenge_token: challenge.challenge_token, code: next }), 401, 'invalid_challenge');
-  const again = (await (await signIn(instance.url, account.email)).json()) as { challenge_token: string };
+  const again = (await (await signIn(app.instance.url, account.email)).json()) as { challenge_token: string };
   await assertProblem(t, await mfa({ challenge_token: again.challenge_token, code: next }), 401, 'invalid_mfa');
   // The refreshed pair keeps the second factor of the sign-in.
-  const refreshed = await tokensOf(await sendJson('POST', `${instance.url}/auth/token`, { refresh_token: tokens.refresh_token }));
-  const whoAfter = (await (await fetch(`${instance.url}/auth/me`, { headers: bearer(refreshed.access_token!) })).json()) as Record<string, unknown>;
+  const refreshed = await tokensOf(await sendJson('POST', `${app.instance.url}/auth/token`, { refresh_token: tokens.refresh_token }));
+  const whoAfter = (await (await fetch(`${app.instance.url}/auth/me`, { headers: bearer(refreshed.access_token!) })).json()) as Record<string, unknown>;
   t.deepEqual(whoAfter.methods, ['pwd', 'otp']);
 
-  const off = await sendJson('DELETE', `${instance.url}/auth/mfa/totp`, { recovery_code: codes[0] }, bearer(token!));
+  const off = await sendJson('DELETE', `${app.instance.url}/auth/mfa/totp`, { recovery_code: codes[0] }, bearer(token!));
   t.is(off.status, 204);
-  t.is((await signIn(instance.url, account.email)).status, 200);
-  await assertProblem(t, await sendJson('DELETE', `${instance.url}/auth/mfa/totp`, { code: '123456' }, bearer(token!)), 409, 'mfa_not_enabled');
-  const audit = await db.pool.query(`select action from audit_events where resource_id = $1 and action like 'auth.mfa.%' order by occurred_at`, [account.id]);
+  t.is((await signIn(app.instance.url, account.email)).status, 200);
+  await assertProblem(t, await sendJson('DELETE', `${app.instance.url}/auth/mfa/totp`, { code: '123456' }, bearer(token!)), 409, 'mfa_not_enabled');
+  const audit = await app.db.pool.query(`select action from audit_events where resource_id = $1 and action like 'auth.mfa.%' order by occurred_at`, [account.id]);
   t.deepEqual(audit.rows.map((row) => row.action), ['auth.mfa.totp.enabled', 'auth.mfa.totp.disabled']);
-  const failures = await db.pool.query(`select metadata->>'reason' as reason from audit_events where resource_id = $1 and action = 'auth.sign_in.failed'`, [account.id]);
+  const failures = await app.db.pool.query(`select metadata->>'reason' as reason from audit_events where resource_id = $1 and action = 'auth.sign_in.failed'`, [account.id]);
   t.deepEqual(failures.rows, [{ reason: 'invalid_code' }, { reason: 'invalid_code' }]);
 });
 
 test('a recovery code signs in once; new codes replace every earlier one', async (t) => {
   const account = await accountWithTotp();
-  const challenge = async () => ((await (await signIn(instance.url, account.email)).json()) as { challenge_token: string }).challenge_token;
+  const challenge = async () => ((await (await signIn(app.instance.url, account.email)).json()) as { challenge_token: string }).challenge_token;
   const code = account.recoveryCodes[3]!;
   const done = await mfa({ challenge_token: await challenge(), recovery_code: code.toUpperCase().replace(/-/g, ' ') });
   t.is(done.status, 200);
@@ -113,17 +98,17 @@ test('a recovery code signs in once; new codes replace every earlier one', async
 
 test('ops routes need a second factor: a password-only token gets mfa_required, an otp one passes', async (t) => {
   const account = await accountWithTotp();
-  await db.pool.query(`insert into account_roles (account_id, role_name) values ($1, 'ops_viewer')`, [account.id]);
-  await assertProblem(t, await fetch(`${instance.url}/ops/system`, { headers: bearer(account.token) }), 403, 'mfa_required');
-  const { challenge_token: challenge } = (await (await signIn(instance.url, account.email)).json()) as { challenge_token: string };
+  await app.db.pool.query(`insert into account_roles (account_id, role_name) values ($1, 'ops_viewer')`, [account.id]);
+  await assertProblem(t, await fetch(`${app.instance.url}/ops/system`, { headers: bearer(account.token) }), 403, 'mfa_required');
+  const { challenge_token: challenge } = (await (await signIn(app.instance.url, account.email)).json()) as { challenge_token: string };
   const { access_token: strong } = await tokensOf(await mfa({ challenge_token: challenge, code: codeAt(account.secret, 1) }));
-  t.is((await fetch(`${instance.url}/ops/system`, { headers: bearer(strong!) })).status, 200);
+  t.is((await fetch(`${app.instance.url}/ops/system`, { headers: bearer(strong!) })).status, 200);
 });
 
 test('two-factor change attempts are limited per account, and a lowered setting applies at once', async (t) => {
   const account = await accountWithTotp(); // confirm spent one attempt
   const other = await accountWithTotp();
-  const lowered = await sendJson('PUT', `${instance.url}/ops/settings/auth.mfa_change_attempts`, { value: 3, reason: 'tighter' }, bearer(admin.token));
+  const lowered = await sendJson('PUT', `${app.instance.url}/ops/settings/auth.mfa_change_attempts`, { value: 3, reason: 'tighter' }, app.headers.admin);
   t.is(lowered.status, 200);
   for (let attempt = 0; attempt < 2; attempt += 1) {
     const wrong = await post('/auth/mfa/recovery-codes', account.token, { recovery_code: 'wrong-code-here' });
@@ -135,8 +120,8 @@ test('two-factor change attempts are limited per account, and a lowered setting 
   await assertProblem(t, refused, 429, 'too_many_attempts');
   t.true(Number(refused.headers.get('retry-after')) >= 1);
   t.regex(refused.headers.get('ratelimit') ?? '', /^"auth_mfa";r=0;t=\d+$/);
-  await assertProblem(t, await sendJson('DELETE', `${instance.url}/auth/mfa/totp`, { recovery_code: account.recoveryCodes[0] }, bearer(account.token)), 429, 'too_many_attempts');
+  await assertProblem(t, await sendJson('DELETE', `${app.instance.url}/auth/mfa/totp`, { recovery_code: account.recoveryCodes[0] }, bearer(account.token)), 429, 'too_many_attempts');
   // Another account has its own budget.
   t.is((await post('/auth/mfa/recovery-codes', other.token, { recovery_code: other.recoveryCodes[0] })).status, 200);
-  await sendJson('PUT', `${instance.url}/ops/settings/auth.mfa_change_attempts`, { value: 10, reason: 'back' }, bearer(admin.token));
+  await sendJson('PUT', `${app.instance.url}/ops/settings/auth.mfa_change_attempts`, { value: 10, reason: 'back' }, app.headers.admin);
 });

@@ -1,28 +1,11 @@
 import test from 'ava';
-import type { RunningInstance } from '../../../src/app/instance.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
-import { startTestInstance } from '../../support/instance.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { validateSystem } from '../../support/problems.ts';
-import { accountWithToken, bearer } from '../../support/tokens.ts';
 
-let db: TestDatabase;
-let instance: RunningInstance;
-let token: string;
-
-test.before(async () => {
-  db = await createTestDatabase();
-  // Granted before the instance starts, so its grants are loaded rather than awaited from a notification.
-  token = (await accountWithToken(db.pool, { roles: ['ops_viewer'] })).token;
-  instance = await startTestInstance(db.url, { APP_JOB_WORKERS: '3' });
-});
-
-test.after.always(async () => {
-  await instance?.drain();
-  await db?.drop();
-});
+const app = useInstances(test, { env: { APP_JOB_WORKERS: '3' }, accounts: { viewer: { roles: ['ops_viewer'] } } });
 
 test('the body matches the seed schema in every field', async (t) => {
-  const response = await fetch(`${instance.url}/ops/system`, { headers: bearer(token) });
+  const response = await fetch(`${app.instance.url}/ops/system`, { headers: app.headers.viewer });
   t.is(response.status, 200);
   const body = (await response.json()) as Record<string, any>;
   t.true(validateSystem(body), JSON.stringify(validateSystem.errors));
@@ -37,14 +20,14 @@ test('the body matches the seed schema in every field', async (t) => {
   t.true(body.runtime.heap_in_use_bytes > 0);
   t.deepEqual(body.jobs, { workers: 3, queues: ['default'] });
   t.deepEqual(body.checks.map((c: { name: string }) => c.name), ['database']);
-  t.is(body.instance.id, instance.id);
+  t.is(body.instance.id, app.instance.id);
   t.true(typeof body.runtime.event_loop_delay_p99_ms === 'number');
   t.true(typeof body.runtime.rss_bytes === 'number');
 });
 
 test('instance.id is this instance in the instance list, and it is running', async (t) => {
-  const system = (await (await fetch(`${instance.url}/ops/system`, { headers: bearer(token) })).json()) as { instance: { id: string } };
-  const list = (await (await fetch(`${instance.url}/ops/releases/instances`, { headers: bearer(token) })).json()) as {
+  const system = (await (await fetch(`${app.instance.url}/ops/system`, { headers: app.headers.viewer })).json()) as { instance: { id: string } };
+  const list = (await (await fetch(`${app.instance.url}/ops/releases/instances`, { headers: app.headers.viewer })).json()) as {
     instances: Array<{ instance_id: string; running: boolean; pid: number }>;
   };
   const entry = list.instances.find((i) => i.instance_id === system.instance.id);
@@ -54,8 +37,8 @@ test('instance.id is this instance in the instance list, and it is running', asy
 });
 
 test('nothing reveals the connection string, the database host or environment values', async (t) => {
-  const text = await (await fetch(`${instance.url}/ops/system`, { headers: bearer(token) })).text();
-  const url = new URL(db.url);
+  const text = await (await fetch(`${app.instance.url}/ops/system`, { headers: app.headers.viewer })).text();
+  const url = new URL(app.db.url);
   t.false(text.includes(url.password));
   t.false(text.includes(`:${url.port}`));
   t.false(text.includes('postgres'));
@@ -63,21 +46,21 @@ test('nothing reveals the connection string, the database host or environment va
 });
 
 test('/livez answers without dependencies; /readyz?verbose lists the checks', async (t) => {
-  t.deepEqual(await (await fetch(`${instance.url}/livez`)).json(), { status: 'ok' });
-  const ready = await fetch(`${instance.url}/readyz?verbose`);
+  t.deepEqual(await (await fetch(`${app.instance.url}/livez`)).json(), { status: 'ok' });
+  const ready = await fetch(`${app.instance.url}/readyz?verbose`);
   t.is(ready.status, 200);
   const body = (await ready.json()) as { status: string; checks: Array<{ name: string; status: string }> };
   t.is(body.status, 'ok');
   t.deepEqual(body.checks.map((c) => [c.name, c.status]), [['database', 'ok']]);
-  t.deepEqual(await (await fetch(`${instance.url}/readyz`)).json(), { status: 'ok' });
+  t.deepEqual(await (await fetch(`${app.instance.url}/readyz`)).json(), { status: 'ok' });
 });
 
 test('the instance list pages newest first with a cursor, and refuses a bad one', async (t) => {
-  const first = (await (await fetch(`${instance.url}/ops/releases/instances?limit=1`, { headers: bearer(token) })).json()) as {
+  const first = (await (await fetch(`${app.instance.url}/ops/releases/instances?limit=1`, { headers: app.headers.viewer })).json()) as {
     instances: unknown[];
     next_cursor?: string;
   };
   t.is(first.instances.length, 1);
-  const bad = await fetch(`${instance.url}/ops/releases/instances?cursor=abc`, { headers: bearer(token) });
+  const bad = await fetch(`${app.instance.url}/ops/releases/instances?cursor=abc`, { headers: app.headers.viewer });
   t.is(bad.status, 422);
 });

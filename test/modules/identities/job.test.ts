@@ -1,33 +1,20 @@
 import test from 'ava';
-import type { RunningInstance } from '../../../src/app/instance.ts';
 import { waitFor } from '../../support/cluster.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { getJson } from '../../support/http.ts';
-import { startTestInstance } from '../../support/instance.ts';
 import { PUBLIC_URL, type TestProvider, startTestProvider } from '../../support/oidcProvider.ts';
-import { accountWithToken, bearer } from '../../support/tokens.ts';
+import { bearer } from '../../support/tokens.ts';
 import { box, signInThroughProvider, storedRefreshToken } from './support.ts';
 
-let db: TestDatabase;
 let provider: TestProvider;
-let instance: RunningInstance;
-let admin: string;
-
 test.before(async () => {
-  db = await createTestDatabase();
-  admin = (await accountWithToken(db.pool, { roles: ['platform_admin'] })).token;
   provider = await startTestProvider('acme');
-  instance = await startTestInstance(db.url, { APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]), APP_PUBLIC_URL: PUBLIC_URL });
 });
-
-test.after.always(async () => {
-  await instance?.drain();
-  await provider?.stop();
-  await db?.drop();
-});
+const app = useInstances(test, { env: () => ({ APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]), APP_PUBLIC_URL: PUBLIC_URL }), accounts: { admin: { roles: ['platform_admin'] } } });
+test.after.always(() => provider?.stop());
 
 const revokeJob = async () => {
-  const { body } = await getJson(`${instance.url}/ops/jobs/overview`, bearer(admin));
+  const { body } = await getJson(`${app.instance.url}/ops/jobs/overview`, app.headers.admin);
   return body.jobs.find((job: { name: string }) => job.name === 'auth_revoke_tokens');
 };
 
@@ -35,18 +22,18 @@ test.serial('the job auth_revoke_tokens revokes queued tokens; the overview and 
   const refreshTokens: string[] = [];
   for (const name of ['mia', 'ned', 'ola']) {
     provider.addPerson(`${name}-sub`, `${name}@example.com`);
-    const signedIn = await signInThroughProvider(instance.url, 'acme', `${name}-sub`);
-    refreshTokens.push(await storedRefreshToken(db.pool, 'acme', `${name}-sub`));
-    t.is((await fetch(`${instance.url}/auth/account`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) })).status, 204);
+    const signedIn = await signInThroughProvider(app.instance.url, 'acme', `${name}-sub`);
+    refreshTokens.push(await storedRefreshToken(app.db.pool, 'acme', `${name}-sub`));
+    t.is((await fetch(`${app.instance.url}/auth/account`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) })).status, 204);
   }
-  await db.pool.query('insert into auth_token_revocations (provider, subject, token_sealed) values ($1, $2, $3)', ['gone', 'x', box.seal('t', 'identity:gone:x')]);
+  await app.db.pool.query('insert into auth_token_revocations (provider, subject, token_sealed) values ($1, $2, $3)', ['gone', 'x', box.seal('t', 'identity:gone:x')]);
 
   const before = await revokeJob();
   t.like(before, { schedule: '@every 1m', enabled: true });
   t.like(before.backlog, { depth: 4, due: 4, in_progress: 0, last_24h: { revoked: 0, retrying: 0, abandoned: 0 } });
   t.truthy(before.backlog.oldest_due_at);
 
-  const asked = await fetch(`${instance.url}/ops/jobs/definitions/auth_revoke_tokens/run`, { method: 'POST', headers: bearer(admin) });
+  const asked = await fetch(`${app.instance.url}/ops/jobs/definitions/auth_revoke_tokens/run`, { method: 'POST', headers: app.headers.admin });
   // 429 only when the scheduled run of this minute just went: the next one does the same work.
   t.true([202, 429].includes(asked.status));
   const after = await waitFor(async () => {
@@ -58,7 +45,7 @@ test.serial('the job auth_revoke_tokens revokes queued tokens; the overview and 
     t.is((await provider.refresh(refreshToken)).body.error, 'invalid_grant');
   }
 
-  const metrics = await instance.registry.metrics();
+  const metrics = await app.instance.registry.metrics();
   t.regex(metrics, /backplane_token_revocations_total\{provider="acme",outcome="revoked",worker="0"\} 3/);
   t.regex(metrics, /backplane_token_revocations_total\{provider="gone",outcome="retrying",worker="0"\} 1/);
   t.regex(metrics, /backplane_token_revocation_queue_depth\{worker="0"\} 1/);
@@ -66,7 +53,7 @@ test.serial('the job auth_revoke_tokens revokes queued tokens; the overview and 
 });
 
 test.serial('/readyz stays 200 with every provider discovered, and lists the provider check', async (t) => {
-  const { status, body } = await getJson(`${instance.url}/readyz?verbose`);
+  const { status, body } = await getJson(`${app.instance.url}/readyz?verbose`);
   t.is(status, 200);
   t.like(body.checks.find((check: { name: string }) => check.name === 'oidc:acme'), { status: 'ok' });
 });

@@ -1,40 +1,32 @@
 import test from 'ava';
 import { decodeJwt } from 'jose';
-import type { RunningInstance } from '../../../src/app/instance.ts';
 import { issueAccessToken } from '../../../src/modules/auth/accessTokens.ts';
 import { createAccount } from '../../../src/modules/auth/service.ts';
 import { loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
 import { claimDueRevocations } from '../../../src/modules/identities/store/revocations.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
-import { startTestInstance } from '../../support/instance.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { PUBLIC_URL, type TestProvider, startTestProvider } from '../../support/oidcProvider.ts';
 import { assertProblem } from '../../support/problems.ts';
 import { bearer } from '../../support/tokens.ts';
 import { box, identitiesOn, signInThroughProvider, storedRefreshToken } from './support.ts';
 
-let db: TestDatabase;
 let provider: TestProvider;
-let instance: RunningInstance;
 let identities: Awaited<ReturnType<typeof identitiesOn>>;
-
 test.before(async () => {
-  db = await createTestDatabase();
   provider = await startTestProvider('acme');
-  // No job workers: these tests run the job's work themselves, one run at a time.
-  instance = await startTestInstance(db.url, {
-    APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]),
-    APP_PUBLIC_URL: PUBLIC_URL,
-    APP_JOB_WORKERS: '0',
-  });
-  identities = await identitiesOn(db.pool, [provider], ['acme']);
 });
-
+// Registered before useInstances so it closes before the instance drains; opened after it starts.
 test.after.always(async () => {
   await identities?.close();
-  await instance?.drain();
-  await provider?.stop();
-  await db?.drop();
 });
+// No job workers: these tests run the job's work themselves, one run at a time.
+const app = useInstances(test, {
+  env: () => ({ APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]), APP_PUBLIC_URL: PUBLIC_URL, APP_JOB_WORKERS: '0' }),
+});
+test.before(async () => {
+  identities = await identitiesOn(app.db.pool, [provider], ['acme']);
+});
+test.after.always(() => provider?.stop());
 
 interface QueueRow {
   id: string;
@@ -49,20 +41,20 @@ interface QueueRow {
 
 const queue = async () =>
   (
-    await db.pool.query<QueueRow>(
+    await app.db.pool.query<QueueRow>(
       `select id::text, provider, subject, token_sealed, attempts, last_error, lease_expires_at,
               round(extract(epoch from next_attempt_at - now()))::int as wait_seconds
        from auth_token_revocations order by id`,
     )
   ).rows;
-const makeDue = () => db.pool.query('update auth_token_revocations set next_attempt_at = now()');
-const clearQueue = () => db.pool.query('delete from auth_token_revocations');
+const makeDue = () => app.db.pool.query('update auth_token_revocations set next_attempt_at = now()');
+const clearQueue = () => app.db.pool.query('delete from auth_token_revocations');
 
 async function passwordAccountLinkedTo(subject: string, email: string) {
-  const account = await createAccount(db.pool, email, 'a long enough password');
-  const token = (await issueAccessToken(await loadSigningKey(db.pool, undefined), { accountId: account.id, email, methods: ['pwd'] }, 600)).token;
+  const account = await createAccount(app.db.pool, email, 'a long enough password');
+  const token = (await issueAccessToken(await loadSigningKey(app.db.pool, undefined), { accountId: account.id, email, methods: ['pwd'] }, 600)).token;
   provider.addPerson(subject, email);
-  const linked = await signInThroughProvider(instance.url, 'acme', subject, bearer(token));
+  const linked = await signInThroughProvider(app.instance.url, 'acme', subject, bearer(token));
   if (linked.callback.status !== 200) {
     throw new Error(`linking failed: ${JSON.stringify(linked.body)}`);
   }
@@ -72,16 +64,16 @@ async function passwordAccountLinkedTo(subject: string, email: string) {
 test.serial('unlink answers 204 and queues the token; after the job runs, the provider rejects that refresh token', async (t) => {
   await clearQueue();
   const { account, token } = await passwordAccountLinkedTo('gina-sub', 'gina@example.com');
-  const refreshToken = await storedRefreshToken(db.pool, 'acme', 'gina-sub');
-  const sealed = (await db.pool.query('select refresh_token_sealed from identities where subject = $1', ['gina-sub'])).rows[0]!.refresh_token_sealed;
+  const refreshToken = await storedRefreshToken(app.db.pool, 'acme', 'gina-sub');
+  const sealed = (await app.db.pool.query('select refresh_token_sealed from identities where subject = $1', ['gina-sub'])).rows[0]!.refresh_token_sealed;
   t.is((await provider.refresh(refreshToken)).status, 200);
 
-  const unlinked = await fetch(`${instance.url}/auth/identities/acme`, { method: 'DELETE', headers: bearer(token) });
+  const unlinked = await fetch(`${app.instance.url}/auth/identities/acme`, { method: 'DELETE', headers: bearer(token) });
   t.is(unlinked.status, 204);
-  t.is((await db.pool.query('select 1 from identities where subject = $1', ['gina-sub'])).rowCount, 0);
+  t.is((await app.db.pool.query('select 1 from identities where subject = $1', ['gina-sub'])).rowCount, 0);
   const [row] = await queue();
   t.like(row, { provider: 'acme', subject: 'gina-sub', token_sealed: sealed, attempts: 0 });
-  const audit = await db.pool.query("select metadata from audit_events where action = 'auth.identity.unlinked' and actor_id = $1", [account.id]);
+  const audit = await app.db.pool.query("select metadata from audit_events where action = 'auth.identity.unlinked' and actor_id = $1", [account.id]);
   t.deepEqual(audit.rows[0]!.metadata, { provider: 'acme', revocation_queued: true });
 
   t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 1, retrying: 0, abandoned: 0 });
@@ -95,51 +87,51 @@ test.serial('unlink answers 204 and queues the token; after the job runs, the pr
 test.serial('unlinking the last way to sign in is refused with 409 and queues nothing', async (t) => {
   await clearQueue();
   provider.addPerson('hank-sub', 'hank@example.com');
-  const signedIn = await signInThroughProvider(instance.url, 'acme', 'hank-sub');
-  const refused = await fetch(`${instance.url}/auth/identities/acme`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) });
+  const signedIn = await signInThroughProvider(app.instance.url, 'acme', 'hank-sub');
+  const refused = await fetch(`${app.instance.url}/auth/identities/acme`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) });
   await assertProblem(t, refused, 409, 'last_sign_in_method');
-  t.is((await db.pool.query('select 1 from identities where subject = $1', ['hank-sub'])).rowCount, 1);
+  t.is((await app.db.pool.query('select 1 from identities where subject = $1', ['hank-sub'])).rowCount, 1);
   t.deepEqual(await queue(), []);
 });
 
 test.serial('two unlinks at once of an account with two providers and no password: exactly one succeeds', async (t) => {
   await clearQueue();
   provider.addPerson('nora-sub', 'nora@example.com');
-  const signedIn = await signInThroughProvider(instance.url, 'acme', 'nora-sub');
+  const signedIn = await signInThroughProvider(app.instance.url, 'acme', 'nora-sub');
   const accountId = decodeJwt(signedIn.body.access_token).sub!;
   // A second provider's identity, as if linked earlier through another provider.
-  await db.pool.query("insert into identities (account_id, provider, subject, refresh_token_sealed) values ($1, 'other', 'nora-other', $2)", [
+  await app.db.pool.query("insert into identities (account_id, provider, subject, refresh_token_sealed) values ($1, 'other', 'nora-other', $2)", [
     accountId,
     box.seal('other-token', 'identity:other:nora-other'),
   ]);
-  const unlink = (name: string) => fetch(`${instance.url}/auth/identities/${name}`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) });
+  const unlink = (name: string) => fetch(`${app.instance.url}/auth/identities/${name}`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) });
   const statuses = (await Promise.all([unlink('acme'), unlink('other')])).map((response) => response.status).sort();
   t.deepEqual(statuses, [204, 409]);
-  t.is((await db.pool.query('select 1 from identities where account_id = $1', [accountId])).rowCount, 1);
+  t.is((await app.db.pool.query('select 1 from identities where account_id = $1', [accountId])).rowCount, 1);
   t.is((await queue()).length, 1);
 });
 
 test.serial('unlink: not linked is 404, no bearer is 401, a malformed name is 422', async (t) => {
   const { token } = await passwordAccountLinkedTo('ivy-sub', 'ivy@example.com');
-  await assertProblem(t, await fetch(`${instance.url}/auth/identities/other`, { method: 'DELETE', headers: bearer(token) }), 404, 'identity_not_found');
-  await assertProblem(t, await fetch(`${instance.url}/auth/identities/acme`, { method: 'DELETE' }), 401, 'unauthenticated');
-  await assertProblem(t, await fetch(`${instance.url}/auth/identities/ACME!`, { method: 'DELETE', headers: bearer(token) }), 422, 'validation_failed');
-  await assertProblem(t, await fetch(`${instance.url}/auth/account`, { method: 'DELETE' }), 401, 'unauthenticated');
+  await assertProblem(t, await fetch(`${app.instance.url}/auth/identities/other`, { method: 'DELETE', headers: bearer(token) }), 404, 'identity_not_found');
+  await assertProblem(t, await fetch(`${app.instance.url}/auth/identities/acme`, { method: 'DELETE' }), 401, 'unauthenticated');
+  await assertProblem(t, await fetch(`${app.instance.url}/auth/identities/ACME!`, { method: 'DELETE', headers: bearer(token) }), 422, 'validation_failed');
+  await assertProblem(t, await fetch(`${app.instance.url}/auth/account`, { method: 'DELETE' }), 401, 'unauthenticated');
 });
 
 test.serial('account deletion while the provider is down: 204 at once; the job retries with backoff and revokes once the provider is back', async (t) => {
   await clearQueue();
   provider.addPerson('jack-sub', 'jack@example.com');
-  const signedIn = await signInThroughProvider(instance.url, 'acme', 'jack-sub');
+  const signedIn = await signInThroughProvider(app.instance.url, 'acme', 'jack-sub');
   const accountId = decodeJwt(signedIn.body.access_token).sub!;
-  const refreshToken = await storedRefreshToken(db.pool, 'acme', 'jack-sub');
+  const refreshToken = await storedRefreshToken(app.db.pool, 'acme', 'jack-sub');
   await provider.stop();
   try {
-    const deleted = await fetch(`${instance.url}/auth/account`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) });
+    const deleted = await fetch(`${app.instance.url}/auth/account`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) });
     t.is(deleted.status, 204);
-    t.is((await db.pool.query('select 1 from accounts where id = $1', [accountId])).rowCount, 0);
-    t.is((await db.pool.query('select 1 from identities where subject = $1', ['jack-sub'])).rowCount, 0);
-    const audit = await db.pool.query("select metadata from audit_events where action = 'auth.account.deleted' and actor_id = $1", [accountId]);
+    t.is((await app.db.pool.query('select 1 from accounts where id = $1', [accountId])).rowCount, 0);
+    t.is((await app.db.pool.query('select 1 from identities where subject = $1', ['jack-sub'])).rowCount, 0);
+    const audit = await app.db.pool.query("select metadata from audit_events where action = 'auth.account.deleted' and actor_id = $1", [accountId]);
     t.deepEqual(audit.rows[0]!.metadata, { identities: ['acme'], revocations_queued: 1 });
 
     t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 0, retrying: 1, abandoned: 0 });
@@ -167,7 +159,7 @@ test.serial('account deletion while the provider is down: 204 at once; the job r
 
 test.serial('a provider that keeps failing: backoff doubles, and after 10 failures the row is abandoned with an audit event', async (t) => {
   await clearQueue();
-  await db.pool.query('insert into auth_token_revocations (provider, subject, token_sealed) values ($1, $2, $3)', [
+  await app.db.pool.query('insert into auth_token_revocations (provider, subject, token_sealed) values ($1, $2, $3)', [
     'acme',
     'kim-sub',
     box.seal('a-token-the-provider-never-sees', 'identity:acme:kim-sub'),
@@ -189,7 +181,7 @@ test.serial('a provider that keeps failing: backoff doubles, and after 10 failur
   }
   t.deepEqual(waits, [1, 2, 4, 8, 16, 32, 64, 128, 256]);
   t.deepEqual(await queue(), []);
-  const { rows } = await db.pool.query("select actor_kind, actor_id, outcome, metadata from audit_events where action = 'auth.identity.revocation_abandoned'");
+  const { rows } = await app.db.pool.query("select actor_kind, actor_id, outcome, metadata from audit_events where action = 'auth.identity.revocation_abandoned'");
   t.is(rows.length, 1);
   t.like(rows[0], { actor_kind: 'system', actor_id: 'auth_revoke_tokens', outcome: 'failure' });
   t.like(rows[0]!.metadata, { provider: 'acme', attempts: 10 });
@@ -199,16 +191,16 @@ test.serial('a provider that keeps failing: backoff doubles, and after 10 failur
 test.serial('rows another run holds are skipped until its lease passes, then revoked once', async (t) => {
   await clearQueue();
   const { token } = await passwordAccountLinkedTo('lena-sub', 'lena@example.com');
-  const refreshToken = await storedRefreshToken(db.pool, 'acme', 'lena-sub');
-  t.is((await fetch(`${instance.url}/auth/identities/acme`, { method: 'DELETE', headers: bearer(token) })).status, 204);
+  const refreshToken = await storedRefreshToken(app.db.pool, 'acme', 'lena-sub');
+  t.is((await fetch(`${app.instance.url}/auth/identities/acme`, { method: 'DELETE', headers: bearer(token) })).status, 204);
   // Another run claimed the row and died before it could revoke anything.
-  const claimed = await claimDueRevocations(db.pool, crypto.randomUUID(), 10, 60);
+  const claimed = await claimDueRevocations(app.db.pool, crypto.randomUUID(), 10, 60);
   t.is(claimed.length, 1);
   const before = provider.revocations.length;
   t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 0, retrying: 0, abandoned: 0 });
   t.is(provider.revocations.length, before);
 
-  await db.pool.query("update auth_token_revocations set lease_expires_at = now() - interval '1 second'");
+  await app.db.pool.query("update auth_token_revocations set lease_expires_at = now() - interval '1 second'");
   t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 1, retrying: 0, abandoned: 0 });
   t.deepEqual(provider.revocations.slice(before), [200]);
   t.is((await provider.refresh(refreshToken)).body.error, 'invalid_grant');
@@ -216,7 +208,7 @@ test.serial('rows another run holds are skipped until its lease passes, then rev
 
 test.serial('a row whose provider is no longer configured waits with backoff, without a request', async (t) => {
   await clearQueue();
-  await db.pool.query('insert into auth_token_revocations (provider, subject, token_sealed) values ($1, $2, $3)', ['gone', 'x', box.seal('t', 'identity:gone:x')]);
+  await app.db.pool.query('insert into auth_token_revocations (provider, subject, token_sealed) values ($1, $2, $3)', ['gone', 'x', box.seal('t', 'identity:gone:x')]);
   const before = provider.revocations.length;
   t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 0, retrying: 1, abandoned: 0 });
   t.like((await queue())[0], { attempts: 1, last_error: 'provider_not_configured' });

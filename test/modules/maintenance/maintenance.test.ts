@@ -1,29 +1,12 @@
 import test from 'ava';
-import type { RunningInstance } from '../../../src/app/instance.ts';
 import { DEFAULT_MAINTENANCE_MESSAGE, isOpenDuringMaintenance } from '../../../src/modules/maintenance/index.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { sendJson } from '../../support/http.ts';
-import { startTestInstance } from '../../support/instance.ts';
 import { assertProblem } from '../../support/problems.ts';
-import { accountWithToken, bearer } from '../../support/tokens.ts';
 
-let db: TestDatabase;
-let instance: RunningInstance;
-let admin: Record<string, string>;
+const app = useInstances(test, { accounts: { admin: { roles: ['platform_admin'] } } });
 
-test.before(async () => {
-  db = await createTestDatabase();
-  admin = bearer((await accountWithToken(db.pool, { roles: ['platform_admin'] })).token);
-  instance = await startTestInstance(db.url);
-});
-
-test.after.always(async () => {
-  await instance?.drain();
-  await db?.drop();
-});
-
-const url = (path: string) => `${instance.url}${path}`;
-const setting = (name: string, value: unknown, reason = 'planned upgrade') => sendJson('PUT', url(`/ops/settings/${name}`), { value, reason }, admin);
+const setting = (name: string, value: unknown, reason = 'planned upgrade') => sendJson('PUT', app.url(`/ops/settings/${name}`), { value, reason }, app.headers.admin);
 
 // Paths served during maintenance, each with what it answers then.
 const OPEN: Array<[string, string, number]> = [
@@ -45,7 +28,7 @@ const OPEN: Array<[string, string, number]> = [
 ];
 
 const call = (method: string, path: string) =>
-  fetch(url(path), { method, headers: path.startsWith('/ops/') ? admin : method === 'POST' ? { 'Content-Type': 'application/json' } : {}, ...(method === 'POST' ? { body: '{}' } : {}) });
+  fetch(app.url(path), { method, headers: path.startsWith('/ops/') ? app.headers.admin : method === 'POST' ? { 'Content-Type': 'application/json' } : {}, ...(method === 'POST' ? { body: '{}' } : {}) });
 
 test.serial('switched on through PUT /ops/settings: 503 maintenance with the message and Retry-After; open routes still served', async (t) => {
   t.is((await setting('maintenance.message', 'Back at 14:00 UTC.')).status, 200);
@@ -66,18 +49,18 @@ test.serial('switched on through PUT /ops/settings: 503 maintenance with the mes
 test.serial('an empty message gives the default sentence; Retry-After follows the setting', async (t) => {
   t.is((await setting('maintenance.message', '')).status, 200);
   t.is((await setting('maintenance.retry_after', '1h30m')).status, 200);
-  const response = await fetch(url('/products'));
+  const response = await fetch(app.url('/products'));
   const problem = await assertProblem(t, response, 503, 'maintenance');
   t.is(problem.detail, DEFAULT_MAINTENANCE_MESSAGE);
   t.is(response.headers.get('retry-after'), '5400');
 });
 
 test.serial('switching needs a reason; switched off, routes answer as before', async (t) => {
-  await assertProblem(t, await sendJson('PUT', url('/ops/settings/maintenance.enabled'), { value: false }, admin), 422, 'setting_reason_required');
-  t.is((await fetch(url('/products'))).status, 503);
+  await assertProblem(t, await sendJson('PUT', app.url('/ops/settings/maintenance.enabled'), { value: false }, app.headers.admin), 422, 'setting_reason_required');
+  t.is((await fetch(app.url('/products'))).status, 503);
   t.is((await setting('maintenance.enabled', false, 'upgrade done')).status, 200);
-  await assertProblem(t, await fetch(url('/products')), 404, 'not_found');
-  const { rows } = await db.pool.query(
+  await assertProblem(t, await fetch(app.url('/products')), 404, 'not_found');
+  const { rows } = await app.db.pool.query(
     `select metadata->>'new_value' as value from audit_events where action = 'settings.value.changed' and resource_id = 'maintenance.enabled' order by id`,
   );
   t.deepEqual(rows.map((row) => row.value), ['true', 'false']);

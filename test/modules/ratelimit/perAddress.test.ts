@@ -1,36 +1,23 @@
 import test, { type ExecutionContext } from 'ava';
-import type { RunningInstance } from '../../../src/app/instance.ts';
 import type { RateLimit } from '../../../src/modules/ratelimit/index.ts';
 import { fixedRateLimits } from '../../support/rateLimits.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { type PlainResponse, send, statuses } from '../../support/forwarded.ts';
-import { startTestInstance } from '../../support/instance.ts';
 import { sendJson } from '../../support/http.ts';
 import { validateProblem } from '../../support/problems.ts';
-import { accountWithToken, bearer } from '../../support/tokens.ts';
 
-let db: TestDatabase;
-let instance: RunningInstance;
 // The seed's 60 at once, but paid back one a minute: these tests send 61 requests one after the
 // other, which on a busy machine can take longer than the default's one-second interval.
 const hourly: RateLimit = { limit: 60, periodSeconds: 3600 };
 let perAddress = hourly;
-let admin: Record<string, string>;
-
-test.before(async () => {
-  db = await createTestDatabase();
-  const rateLimits = fixedRateLimits({ auth_ip: () => perAddress });
-  instance = await startTestInstance(db.url, { APP_TRUSTED_PROXIES: '127.0.0.1/32' }, { rateLimits });
-  admin = bearer((await accountWithToken(db.pool, { roles: ['platform_admin'] })).token);
-});
-
-test.after.always(async () => {
-  await instance?.drain();
-  await db?.drop();
+const app = useInstances(test, {
+  env: { APP_TRUSTED_PROXIES: '127.0.0.1/32' },
+  options: { rateLimits: fixedRateLimits({ auth_ip: () => perAddress }) },
+  accounts: { admin: { roles: ['platform_admin'] } },
 });
 
 // An empty sign-in passes the limit and stops at validation (422).
-const viaProxy = (client: string, path = '/auth/sign-in', method = 'POST') => send(instance.url, { path, method, forwardedFor: client });
+const viaProxy = (client: string, path = '/auth/sign-in', method = 'POST') => send(app.instance.url, { path, method, forwardedFor: client });
 
 function assertRateLimited(t: ExecutionContext, response: PlainResponse, quota = 60, window = 3600) {
   t.is(response.status, 429);
@@ -57,7 +44,7 @@ test.serial('behind a trusted proxy: 60 requests for one forwarded client pass, 
 });
 
 test.serial('a peer outside the trusted ranges is limited as itself, whatever it forwards', async (t) => {
-  const spoofing = (index: number) => send(instance.url, { path: '/auth/sign-in', localAddress: '127.0.0.2', forwardedFor: `203.0.113.${index % 250}` });
+  const spoofing = (index: number) => send(app.instance.url, { path: '/auth/sign-in', localAddress: '127.0.0.2', forwardedFor: `203.0.113.${index % 250}` });
   const passed = await statuses(60, spoofing);
   t.true(passed.every((status) => status === 422), passed.join());
   assertRateLimited(t, await spoofing(61));
@@ -103,7 +90,7 @@ test.serial('a lowered limit applies to the next request, and a raised one too',
 });
 
 const metricValue = async (series: RegExp) => {
-  const line = (await instance.registry.metrics()).split('\n').find((text) => series.test(text));
+  const line = (await app.instance.registry.metrics()).split('\n').find((text) => series.test(text));
   return line ? Number(line.split(' ').pop()) : 0;
 };
 
@@ -116,7 +103,7 @@ test.serial('a refusal known from memory is answered before the framework, exact
   const countedBefore = await metricValue(refusedRequests);
   const decided = await viaProxy(client);
   assertRateLimited(t, decided);
-  const early = await send(instance.url, { path: '/auth/bench?x=1', forwardedFor: client, headers: { 'X-Request-Id': 'trace-42' }, body: { any: 'body' } });
+  const early = await send(app.instance.url, { path: '/auth/bench?x=1', forwardedFor: client, headers: { 'X-Request-Id': 'trace-42' }, body: { any: 'body' } });
   assertRateLimited(t, early);
   t.is(early.headers['x-request-id'], 'trace-42');
   t.is(early.headers['cache-control'], 'no-store');
@@ -133,7 +120,7 @@ test.serial('a refusal known from memory is answered before the framework, exact
 test.serial('during maintenance a client over its budget is told about maintenance, except on the sign-in routes it leaves open', async (t) => {
   const client = '198.51.100.6';
   t.true((await statuses(61, () => viaProxy(client))).includes(429));
-  const maintenance = (value: boolean) => sendJson('PUT', `${instance.url}/ops/settings/maintenance.enabled`, { value, reason: 'test' }, admin);
+  const maintenance = (value: boolean) => sendJson('PUT', `${app.instance.url}/ops/settings/maintenance.enabled`, { value, reason: 'test' }, app.headers.admin);
   t.is((await maintenance(true)).status, 200);
   try {
     const held = await viaProxy(client, '/auth/mfa/totp');

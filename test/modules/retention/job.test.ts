@@ -1,59 +1,48 @@
 import test from 'ava';
 import pg from 'pg';
-import type { RunningInstance } from '../../../src/app/instance.ts';
 import { waitFor } from '../../support/cluster.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { sendJson } from '../../support/http.ts';
-import { startTestInstance } from '../../support/instance.ts';
 import { assertProblem } from '../../support/problems.ts';
-import { accountWithToken, bearer } from '../../support/tokens.ts';
 import { seedExpiring } from './seed.ts';
 
-let db: TestDatabase;
-let instance: RunningInstance;
-let admin: Record<string, string>;
-
-test.before(async () => {
-  db = await createTestDatabase();
-  admin = bearer((await accountWithToken(db.pool, { roles: ['platform_admin'] })).token);
-  // Monthly partitions two years back, as a service running that long would have made them.
-  await db.pool.query(`select ensure_audit_event_partitions(now() - interval '26 months', now())`);
-  await seedExpiring(db.pool);
-  instance = await startTestInstance(db.url, { APP_JOB_WORKERS: '1' });
-});
-
-test.after.always(async () => {
-  await instance?.drain();
-  await db?.drop();
+const app = useInstances(test, {
+  env: { APP_JOB_WORKERS: '1' },
+  accounts: { admin: { roles: ['platform_admin'] } },
+  async seed(db) {
+    // Monthly partitions two years back, as a service running that long would have made them.
+    await db.pool.query(`select ensure_audit_event_partitions(now() - interval '26 months', now())`);
+    await seedExpiring(db.pool);
+  },
 });
 
 const markers = async (table: string, column: string) =>
-  (await db.pool.query<{ marker: string }>(`select ${column} as marker from ${table} order by 1`)).rows.map((row) => row.marker);
+  (await app.db.pool.query<{ marker: string }>(`select ${column} as marker from ${table} order by 1`)).rows.map((row) => row.marker);
 const seededAudit = () => markers(`audit_events where action = 'test.seeded'`, 'resource_id');
 const purgedEvents = async (afterId = '0') =>
   (
-    await db.pool.query<{ id: string; resource_id: string; actor_label: string; metadata: any; cutoff_gap: number }>(
+    await app.db.pool.query<{ id: string; resource_id: string; actor_label: string; metadata: any; cutoff_gap: number }>(
       `select id::text, resource_id, actor_label, metadata,
               abs(extract(epoch from ((metadata->>'before')::timestamptz - (now() - (metadata->>'retention')::interval)))) as cutoff_gap
        from audit_events where action = 'retention.purged' and id > $1 order by id`,
       [afterId],
     )
   ).rows;
-const lastEventId = async () => (await db.pool.query<{ id: string }>(`select coalesce(max(id), 0)::text as id from audit_events`)).rows[0]!.id;
+const lastEventId = async () => (await app.db.pool.query<{ id: string }>(`select coalesce(max(id), 0)::text as id from audit_events`)).rows[0]!.id;
 
 const waitForRun = (id: string, done = (run: { state: string; error: string | null }) => run.state === 'succeeded' || run.state === 'failed') =>
   waitFor(async () => {
-    const run = (await db.pool.query<{ state: string; error: string | null }>('select state, error from job_runs where id = $1', [id])).rows[0]!;
+    const run = (await app.db.pool.query<{ state: string; error: string | null }>('select state, error from job_runs where id = $1', [id])).rows[0]!;
     return done(run) ? run : undefined;
   }, 90_000, `retention run ${id}`);
 
 // As a run queued before a change would be: bypasses run-now's one-minute limit, not the job's own checks.
 const queueRun = async () =>
-  (await db.pool.query<{ id: string }>(`insert into job_runs (job, trigger, queue, max_attempts) values ('retention', 'manual', 'default', 3) returning id::text`))
+  (await app.db.pool.query<{ id: string }>(`insert into job_runs (job, trigger, queue, max_attempts) values ('retention', 'manual', 'default', 3) returning id::text`))
     .rows[0]!.id;
 
 test.serial('a run deletes exactly the rows past each cutoff, on the task threads, and records retention.purged per kind', async (t) => {
-  const response = await sendJson('POST', `${instance.url}/ops/jobs/definitions/retention/run`, {}, admin);
+  const response = await sendJson('POST', `${app.instance.url}/ops/jobs/definitions/retention/run`, {}, app.headers.admin);
   t.is(response.status, 202);
   const run = await waitForRun(((await response.json()) as { id: string }).id);
   t.deepEqual(run, { state: 'succeeded', error: null });
@@ -65,7 +54,7 @@ test.serial('a run deletes exactly the rows past each cutoff, on the task thread
   t.deepEqual(await markers(`release_instances where instance_id like 'seeded-%'`, 'instance_id'), ['seeded-recent-stopped']);
 
   // Whole expired months are gone as partitions; the boundary month and the later ones remain.
-  const partitions = await db.pool.query<{ expired: boolean }>(`
+  const partitions = await app.db.pool.query<{ expired: boolean }>(`
     select (to_date(substr(c.relname, 15), 'YYYYMM') + interval '1 month') at time zone 'utc' <= now() - interval '8760 hours' as expired
     from pg_inherits i join pg_class c on c.oid = i.inhrelid
     where i.inhparent = 'audit_events'::regclass and c.relname ~ '^audit_events_p'`);
@@ -87,14 +76,14 @@ test.serial('a run deletes exactly the rows past each cutoff, on the task thread
   t.true(events[0]!.metadata.partitions_dropped >= 1);
   t.like(events[4]!.metadata, { setting: 'releases.instance_retention', retention: '2160h' });
 
-  const metrics = await instance.registry.getSingleMetricAsString('backplane_task_duration_seconds');
+  const metrics = await app.instance.registry.getSingleMetricAsString('backplane_task_duration_seconds');
   for (const kind of ['audit_events', 'settings_history', 'job_definition_history', 'job_runs', 'release_instances']) {
     t.regex(metrics, new RegExp(`_count\\{[^}]*task="retention\\.${kind}",outcome="ok"[^}]*\\} 1`));
   }
 });
 
 test.serial('a shortened retention applies on the next run', async (t) => {
-  const changed = await sendJson('PUT', `${instance.url}/ops/settings/audit.retention`, { value: '720h', reason: 'keep a month only' }, admin);
+  const changed = await sendJson('PUT', `${app.instance.url}/ops/settings/audit.retention`, { value: '720h', reason: 'keep a month only' }, app.headers.admin);
   t.is(changed.status, 200);
   const since = await lastEventId();
   t.deepEqual(await waitForRun(await queueRun()), { state: 'succeeded', error: null });
@@ -105,13 +94,13 @@ test.serial('a shortened retention applies on the next run', async (t) => {
 });
 
 test.serial('a failing kind does not stop the others; the run fails naming it, and its retry completes', async (t) => {
-  await db.pool.query(`
+  await app.db.pool.query(`
     insert into settings_history (name, old_value, new_value, version, reason, actor_kind, actor_id, actor_label, changed_at)
     values ('test.seeded', '1', '2', 9, 'expired-again', 'system', 'seed', 'seed', now() - interval '400 days')`);
-  await db.pool.query(`
+  await app.db.pool.query(`
     insert into job_definition_history (job, version, old_config, new_config, reason, changed_at)
     values ('test_seeded', 9, '{}', '{}', 'expired-again', now() - interval '400 days')`);
-  const blocker = new pg.Client({ connectionString: db.url });
+  const blocker = new pg.Client({ connectionString: app.db.url });
   await blocker.connect();
   try {
     await blocker.query('begin');
@@ -131,9 +120,9 @@ test.serial('a failing kind does not stop the others; the run fails naming it, a
 });
 
 test.serial('disabled, the job deletes nothing, even a run queued before the change', async (t) => {
-  const disabled = await sendJson('PUT', `${instance.url}/ops/jobs/definitions/retention`, { enabled: false, reason: 'legal hold' }, admin);
+  const disabled = await sendJson('PUT', `${app.instance.url}/ops/jobs/definitions/retention`, { enabled: false, reason: 'legal hold' }, app.headers.admin);
   t.is(disabled.status, 200);
-  await seedExpiring(db.pool);
+  await seedExpiring(app.db.pool);
   const before = {
     audit: await seededAudit(),
     settings: await markers(`settings_history where name = 'test.seeded'`, 'reason'),
@@ -141,7 +130,7 @@ test.serial('disabled, the job deletes nothing, even a run queued before the cha
     instances: await markers(`release_instances where instance_id like 'seeded-%'`, 'instance_id'),
   };
   const since = await lastEventId();
-  await assertProblem(t, await sendJson('POST', `${instance.url}/ops/jobs/definitions/retention/run`, {}, admin), 409, 'job_definition_disabled');
+  await assertProblem(t, await sendJson('POST', `${app.instance.url}/ops/jobs/definitions/retention/run`, {}, app.headers.admin), 409, 'job_definition_disabled');
   t.deepEqual(await waitForRun(await queueRun()), { state: 'succeeded', error: null });
   t.deepEqual(
     {

@@ -1,49 +1,34 @@
 import test from 'ava';
 import pg from 'pg';
-import type { RunningInstance } from '../../../src/app/instance.ts';
 import { waitFor } from '../../support/cluster.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { getJson, sendJson } from '../../support/http.ts';
-import { startTestInstance } from '../../support/instance.ts';
 import { assertProblem } from '../../support/problems.ts';
-import { accountWithToken, bearer } from '../../support/tokens.ts';
 import { seedExpiring } from './seed.ts';
 
-let db: TestDatabase;
-let instance: RunningInstance;
-let admin: Record<string, string>;
-let viewer: Record<string, string>;
-let reader: Record<string, string>;
-let other: Record<string, string>;
-
-test.before(async () => {
-  db = await createTestDatabase();
-  admin = bearer((await accountWithToken(db.pool, { roles: ['platform_admin'] })).token);
-  viewer = bearer((await accountWithToken(db.pool, { roles: ['ops_viewer'] })).token);
-  reader = bearer((await accountWithToken(db.pool, { permissions: ['ops.settings.read'] })).token);
-  other = bearer((await accountWithToken(db.pool, { permissions: ['ops.jobs.read', 'ops.audit.read'] })).token);
-  await seedExpiring(db.pool);
-  instance = await startTestInstance(db.url);
+const app = useInstances(test, {
+  accounts: {
+    admin: { roles: ['platform_admin'] },
+    viewer: { roles: ['ops_viewer'] },
+    reader: { permissions: ['ops.settings.read'] },
+    other: { permissions: ['ops.jobs.read', 'ops.audit.read'] },
+  },
+  seed: (db) => seedExpiring(db.pool),
 });
 
-test.after.always(async () => {
-  await instance?.drain();
-  await db?.drop();
-});
-
-const retention = async (headers: Record<string, string> = viewer) => {
-  const { status, body } = await getJson(`${instance.url}/ops/retention`, headers);
+const retention = async (headers: Record<string, string> = app.headers.viewer) => {
+  const { status, body } = await getJson(`${app.instance.url}/ops/retention`, headers);
   return { status, body, kinds: Object.fromEntries((body.kinds ?? []).map((entry: any) => [entry.kind, entry])) as Record<string, any> };
 };
-const databaseNow = async () => (await db.pool.query<{ now: Date }>('select now()')).rows[0]!.now.getTime();
+const databaseNow = async () => (await app.db.pool.query<{ now: Date }>('select now()')).rows[0]!.now.getTime();
 const DAY_MS = 86_400_000;
 const daysBefore = (now: number, iso: string) => (now - Date.parse(iso)) / DAY_MS;
 
 test.serial('GET /ops/retention needs a bearer with ops.settings.read', async (t) => {
-  await assertProblem(t, await fetch(`${instance.url}/ops/retention`), 401, 'unauthenticated');
-  await assertProblem(t, await fetch(`${instance.url}/ops/retention`, { headers: other }), 403, 'forbidden');
-  t.is((await retention(reader)).status, 200);
-  t.is((await retention(viewer)).status, 200);
+  await assertProblem(t, await fetch(`${app.instance.url}/ops/retention`), 401, 'unauthenticated');
+  await assertProblem(t, await fetch(`${app.instance.url}/ops/retention`, { headers: app.headers.other }), 403, 'forbidden');
+  t.is((await retention(app.headers.reader)).status, 200);
+  t.is((await retention(app.headers.viewer)).status, 200);
 });
 
 test.serial('each kind shows its setting and live value, the enforcing job, the oldest row and the rows past the cutoff', async (t) => {
@@ -73,20 +58,20 @@ test.serial('each kind shows its setting and live value, the enforcing job, the 
 });
 
 test.serial('a changed setting shows at once, and a disabled job has no next run', async (t) => {
-  const changed = await sendJson('PUT', `${instance.url}/ops/settings/audit.retention`, { value: '720h', reason: 'keep a month only' }, admin);
+  const changed = await sendJson('PUT', `${app.instance.url}/ops/settings/audit.retention`, { value: '720h', reason: 'keep a month only' }, app.headers.admin);
   t.is(changed.status, 200);
   t.like((await retention()).kinds.audit_events, { value: '720h', value_seconds: 2_592_000, past_cutoff: 10 });
 
-  const disabled = await sendJson('PUT', `${instance.url}/ops/jobs/definitions/retention`, { enabled: false, reason: 'legal hold' }, admin);
+  const disabled = await sendJson('PUT', `${app.instance.url}/ops/jobs/definitions/retention`, { enabled: false, reason: 'legal hold' }, app.headers.admin);
   t.is(disabled.status, 200);
   for (const entry of (await retention()).body.kinds) {
     t.like(entry, { enabled: false, next_run: null });
   }
-  t.is((await sendJson('PUT', `${instance.url}/ops/jobs/definitions/retention`, { enabled: true, reason: 'hold lifted' }, admin)).status, 200);
+  t.is((await sendJson('PUT', `${app.instance.url}/ops/jobs/definitions/retention`, { enabled: true, reason: 'hold lifted' }, app.headers.admin)).status, 200);
 });
 
 test.serial('after a run, nothing is past the cutoff and the last run is shown', async (t) => {
-  const response = await sendJson('POST', `${instance.url}/ops/jobs/definitions/retention/run`, {}, admin);
+  const response = await sendJson('POST', `${app.instance.url}/ops/jobs/definitions/retention/run`, {}, app.headers.admin);
   t.is(response.status, 202);
   const runId = ((await response.json()) as { id: string }).id;
   const { kinds } = await waitFor(async () => {
@@ -100,12 +85,12 @@ test.serial('after a run, nothing is past the cutoff and the last run is shown',
 });
 
 test.serial('counts that take longer than 5 s are 503 retention_query_timeout', async (t) => {
-  const blocker = new pg.Client({ connectionString: db.url });
+  const blocker = new pg.Client({ connectionString: app.db.url });
   await blocker.connect();
   try {
     await blocker.query('begin');
     await blocker.query('lock table job_definition_history in access exclusive mode');
-    await assertProblem(t, await fetch(`${instance.url}/ops/retention`, { headers: viewer }), 503, 'retention_query_timeout');
+    await assertProblem(t, await fetch(`${app.instance.url}/ops/retention`, { headers: app.headers.viewer }), 503, 'retention_query_timeout');
   } finally {
     await blocker.query('rollback');
     await blocker.end();

@@ -1,27 +1,12 @@
 import test from 'ava';
 import type { RunningInstance } from '../../../src/app/instance.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { getJson, sendJson } from '../../support/http.ts';
-import { startTestInstance } from '../../support/instance.ts';
-import { accountWithToken, bearer } from '../../support/tokens.ts';
 
 // Three real instances on one database, each with its own pool, listener and memory.
-let db: TestDatabase;
-let instances: RunningInstance[];
-let admin: Record<string, string>;
+const app = useInstances(test, { count: 3, accounts: { admin: { roles: ['platform_admin'] } } });
 
-test.before(async () => {
-  db = await createTestDatabase();
-  admin = bearer((await accountWithToken(db.pool, { roles: ['platform_admin'] })).token);
-  instances = await Promise.all([1, 2, 3].map(() => startTestInstance(db.url)));
-});
-
-test.after.always(async () => {
-  await Promise.all((instances ?? []).map((instance) => instance.drain()));
-  await db?.drop();
-});
-
-const read = async (instance: RunningInstance, name: string) => (await getJson(`${instance.url}/ops/settings/${name}`, admin)).body;
+const read = async (instance: RunningInstance, name: string) => (await getJson(`${instance.url}/ops/settings/${name}`, app.headers.admin)).body;
 
 /** Milliseconds until the instance serves the version, polled every 2 ms from its memory. */
 async function msUntilVersion(instance: RunningInstance, name: string, version: number, since: number, limitMs = 5_000): Promise<number> {
@@ -35,16 +20,16 @@ async function msUntilVersion(instance: RunningInstance, name: string, version: 
 }
 
 test.serial('a change through one instance is served by the other two within a second', async (t) => {
-  const [writer, ...others] = instances;
+  const [writer, ...others] = app.instances;
   const figures: number[] = [];
   for (let round = 1; round <= 5; round += 1) {
-    const response = await sendJson('PUT', `${writer!.url}/ops/settings/auth.login_attempts`, { value: 10 + round, reason: `round ${round}` }, admin);
+    const response = await sendJson('PUT', `${writer!.url}/ops/settings/auth.login_attempts`, { value: 10 + round, reason: `round ${round}` }, app.headers.admin);
     const committed = performance.now();
     t.is(response.status, 200);
     t.is(((await response.json()) as any).version, round);
     const waits = await Promise.all(others.map((instance) => msUntilVersion(instance, 'auth.login_attempts', round, committed)));
     figures.push(...waits);
-    for (const instance of instances) {
+    for (const instance of app.instances) {
       t.is((await read(instance, 'auth.login_attempts')).value, 10 + round);
     }
   }
@@ -55,8 +40,8 @@ test.serial('a change through one instance is served by the other two within a s
 });
 
 test.serial('maintenance switched on through one instance closes the others within a second', async (t) => {
-  const [writer, ...others] = instances;
-  const on = await sendJson('PUT', `${writer!.url}/ops/settings/maintenance.enabled`, { value: true, reason: 'upgrade' }, admin);
+  const [writer, ...others] = app.instances;
+  const on = await sendJson('PUT', `${writer!.url}/ops/settings/maintenance.enabled`, { value: true, reason: 'upgrade' }, app.headers.admin);
   const committed = performance.now();
   t.is(on.status, 200);
   const waits = await Promise.all(
@@ -71,8 +56,8 @@ test.serial('maintenance switched on through one instance closes the others with
   );
   t.log(`maintenance on every instance after ${Math.max(...waits).toFixed(1)} ms`);
   t.true(Math.max(...waits) < 1_000);
-  t.is((await sendJson('PUT', `${others[0]!.url}/ops/settings/maintenance.enabled`, { value: false, reason: 'done' }, admin)).status, 200);
-  for (const instance of instances) {
+  t.is((await sendJson('PUT', `${others[0]!.url}/ops/settings/maintenance.enabled`, { value: false, reason: 'done' }, app.headers.admin)).status, 200);
+  for (const instance of app.instances) {
     const status = await waitForStatus(`${instance.url}/products`, 404);
     t.is(status, 404);
   }
@@ -82,21 +67,21 @@ test.serial('a notification missed while the listener was down is made up by the
   // Written with triggers off: no NOTIFY, as if the listener had missed it.
   await silentWrite('auth.mfa_change_attempts', 33);
   await new Promise((resolve) => setTimeout(resolve, 300));
-  t.is((await read(instances[1]!, 'auth.mfa_change_attempts')).value, 10, 'nothing told the instance yet');
+  t.is((await read(app.instances[1]!, 'auth.mfa_change_attempts')).value, 10, 'nothing told the instance yet');
 
-  const { rows } = await db.pool.query(
+  const { rows } = await app.db.pool.query(
     `select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = current_database() and application_name = 'backplane-listener'`,
   );
   t.is(rows.length, 3);
   const since = performance.now();
-  for (const instance of instances) {
+  for (const instance of app.instances) {
     t.true((await msUntilVersion(instance, 'auth.mfa_change_attempts', 1, since)) < 5_000);
   }
-  t.is((await read(instances[2]!, 'auth.mfa_change_attempts')).value, 33);
+  t.is((await read(app.instances[2]!, 'auth.mfa_change_attempts')).value, 33);
 });
 
 async function silentWrite(name: string, value: unknown): Promise<void> {
-  const client = await db.pool.connect();
+  const client = await app.db.pool.connect();
   try {
     await client.query('begin');
     await client.query(`set local session_replication_role = replica`);

@@ -1,33 +1,13 @@
 import test from 'ava';
-import type { RunningInstance } from '../../../src/app/instance.ts';
-import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
+import { useInstances } from '../../support/fixture.ts';
 import { getJson, sendJson } from '../../support/http.ts';
-import { startTestInstance } from '../../support/instance.ts';
 import { assertProblem } from '../../support/problems.ts';
 import { accountWithToken, bearer } from '../../support/tokens.ts';
 
-let db: TestDatabase;
-let instance: RunningInstance;
-let admin: Record<string, string>;
-let viewer: Record<string, string>;
-
-test.before(async () => {
-  db = await createTestDatabase();
-  // Accounts first: a starting instance loads every grant before it serves.
-  admin = bearer((await accountWithToken(db.pool, { roles: ['platform_admin'] })).token);
-  viewer = bearer((await accountWithToken(db.pool, { roles: ['ops_viewer'] })).token);
-  instance = await startTestInstance(db.url);
-});
-
-test.after.always(async () => {
-  await instance?.drain();
-  await db?.drop();
-});
-
-const url = (path: string) => `${instance.url}${path}`;
-const put = (name: string, body: unknown, headers = admin) => sendJson('PUT', url(`/ops/settings/${name}`), body, headers);
+const app = useInstances(test, { accounts: { admin: { roles: ['platform_admin'] }, viewer: { roles: ['ops_viewer'] } } });
+const put = (name: string, body: unknown, headers = app.headers.admin) => sendJson('PUT', app.url(`/ops/settings/${name}`), body, headers);
 const counts = async (name: string) => {
-  const { rows } = await db.pool.query(
+  const { rows } = await app.db.pool.query(
     `select (select count(*) from settings_history where name = $1)::int as history,
             (select count(*) from audit_events where resource_id = $1)::int as events`,
     [name],
@@ -36,7 +16,7 @@ const counts = async (name: string) => {
 };
 
 test('the list shows every setting with value, default, kind, bounds and version; durations also in seconds', async (t) => {
-  const { status, body } = await getJson(url('/ops/settings'), viewer);
+  const { status, body } = await getJson(app.url('/ops/settings'), app.headers.viewer);
   t.is(status, 200);
   t.is(body.settings.length, 11);
   // Settings no other test of this file changes.
@@ -56,26 +36,26 @@ test('the list shows every setting with value, default, kind, bounds and version
   });
   t.like(body.settings.find((s: any) => s.name === 'auth.ops_require_mfa'), { kind: 'boolean', value: true, default: true, bounds: {} });
   t.like(body.settings.find((s: any) => s.name === 'maintenance.message'), { kind: 'string', value: '', bounds: { max_length: 500 } });
-  const grouped = await getJson(url('/ops/settings?group=maintenance'), viewer);
+  const grouped = await getJson(app.url('/ops/settings?group=maintenance'), app.headers.viewer);
   t.deepEqual(grouped.body.settings.map((s: any) => s.name), ['maintenance.enabled', 'maintenance.message', 'maintenance.retry_after']);
 });
 
 test('an unknown setting is 404 setting_not_found for read, history and write', async (t) => {
-  await assertProblem(t, await fetch(url('/ops/settings/no.such'), { headers: viewer }), 404, 'setting_not_found');
-  await assertProblem(t, await fetch(url('/ops/settings/no.such/history'), { headers: viewer }), 404, 'setting_not_found');
+  await assertProblem(t, await fetch(app.url('/ops/settings/no.such'), { headers: app.headers.viewer }), 404, 'setting_not_found');
+  await assertProblem(t, await fetch(app.url('/ops/settings/no.such/history'), { headers: app.headers.viewer }), 404, 'setting_not_found');
   await assertProblem(t, await put('no.such', { value: 1, reason: 'why' }), 404, 'setting_not_found');
 });
 
 test('reading needs ops.settings.read and writing ops.settings.write', async (t) => {
-  const nobody = bearer((await accountWithToken(db.pool)).token);
-  await assertProblem(t, await fetch(url('/ops/settings'), { headers: nobody }), 403, 'forbidden');
-  await assertProblem(t, await put('auth.login_attempts', { value: 20, reason: 'r' }, viewer), 403, 'forbidden');
+  const nobody = bearer((await accountWithToken(app.db.pool)).token);
+  await assertProblem(t, await fetch(app.url('/ops/settings'), { headers: nobody }), 403, 'forbidden');
+  await assertProblem(t, await put('auth.login_attempts', { value: 20, reason: 'r' }, app.headers.viewer), 403, 'forbidden');
   await assertProblem(t, await put('auth.login_attempts', { value: 20, reason: 'r' }, {}), 401, 'unauthenticated');
   t.is((await counts('auth.login_attempts')).history, 0);
 });
 
 test.serial('a change is versioned, kept in history and audited with the client address and user agent', async (t) => {
-  const response = await put('auth.login_window', { value: '1h30m', reason: 'incident 42' }, { ...admin, 'User-Agent': 'ops-script/1.0' });
+  const response = await put('auth.login_window', { value: '1h30m', reason: 'incident 42' }, { ...app.headers.admin, 'User-Agent': 'ops-script/1.0' });
   t.is(response.status, 200);
   const body = (await response.json()) as any;
   t.like(body, { value: '1h30m', value_seconds: 5400, modified: true, version: 1 });
@@ -85,14 +65,14 @@ test.serial('a change is versioned, kept in history and audited with the client 
   const again = await put('auth.login_window', { value: '20m', reason: 'calmer', version: 1 });
   t.like(await again.json(), { value: '20m', version: 2 });
 
-  const history = await getJson(url('/ops/settings/auth.login_window/history'), viewer);
+  const history = await getJson(app.url('/ops/settings/auth.login_window/history'), app.headers.viewer);
   t.deepEqual(history.body.changes.map((c: any) => [c.old_value, c.new_value, c.version, c.reason]), [
     ['1h30m', '20m', 2, 'calmer'],
     ['15m', '1h30m', 1, 'incident 42'],
   ]);
   t.is(history.body.changes[0].actor.kind, 'account');
 
-  const { rows } = await db.pool.query(
+  const { rows } = await app.db.pool.query(
     `select actor_kind, actor_label, outcome, host(client_ip) as ip, user_agent, request_id, metadata
      from audit_events where action = 'settings.value.changed' and resource_type = 'setting' and resource_id = 'auth.login_window' order by id`,
   );
@@ -162,27 +142,27 @@ test.serial('audit.retention accepts 87600h (the seed\'s maximum) and refuses 87
   t.is(accepted.status, 200);
   t.like(await accepted.json(), { value: '87600h', value_seconds: 315_360_000 });
   await assertProblem(t, await put('audit.retention', { value: '87601h', reason: 'too long' }), 422, 'invalid_setting_value');
-  t.like((await getJson(url('/ops/settings/audit.retention'), viewer)).body, { value: '87600h', version: 1 });
+  t.like((await getJson(app.url('/ops/settings/audit.retention'), app.headers.viewer)).body, { value: '87600h', version: 1 });
 });
 
 test.serial('a stale version is 409 setting_version_conflict and changes nothing', async (t) => {
   t.is((await put('ops.history_retention', { value: '720h', reason: 'first', version: 0 })).status, 200);
   await assertProblem(t, await put('ops.history_retention', { value: '800h', reason: 'stale', version: 0 }), 409, 'setting_version_conflict');
   await assertProblem(t, await put('ops.history_retention', { value: '800h', reason: 'future', version: 7 }), 409, 'setting_version_conflict');
-  t.like((await getJson(url('/ops/settings/ops.history_retention'), viewer)).body, { value: '720h', version: 1 });
+  t.like((await getJson(app.url('/ops/settings/ops.history_retention'), app.headers.viewer)).body, { value: '720h', version: 1 });
   t.is((await counts('ops.history_retention')).history, 1);
 });
 
 test.serial('malformed requests are problems, not crashes', async (t) => {
   const raw = (body: string, type = 'application/json') =>
-    fetch(url('/ops/settings/auth.login_attempts'), { method: 'PUT', headers: { ...admin, 'Content-Type': type }, body });
+    fetch(app.url('/ops/settings/auth.login_attempts'), { method: 'PUT', headers: { ...app.headers.admin, 'Content-Type': type }, body });
   await assertProblem(t, await raw('{"value": 5,'), 400, 'invalid_json');
   await assertProblem(t, await raw('value=5', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type');
   await assertProblem(t, await put('auth.login_attempts', { value: 5, reason: 'r', version: -1 }), 422, 'validation_failed');
   await assertProblem(t, await put('auth.login_attempts', { value: 5, reason: 'r', version: 'one' }), 422, 'validation_failed');
-  await assertProblem(t, await fetch(url(`/ops/settings/${'a'.repeat(201)}`), { headers: viewer }), 422, 'validation_failed');
-  await assertProblem(t, await fetch(url('/ops/settings/auth.login_window/history?limit=0'), { headers: viewer }), 422, 'validation_failed');
-  await assertProblem(t, await fetch(url('/ops/settings/auth.login_window/history?before=abc'), { headers: viewer }), 422, 'validation_failed');
+  await assertProblem(t, await fetch(app.url(`/ops/settings/${'a'.repeat(201)}`), { headers: app.headers.viewer }), 422, 'validation_failed');
+  await assertProblem(t, await fetch(app.url('/ops/settings/auth.login_window/history?limit=0'), { headers: app.headers.viewer }), 422, 'validation_failed');
+  await assertProblem(t, await fetch(app.url('/ops/settings/auth.login_window/history?before=abc'), { headers: app.headers.viewer }), 422, 'validation_failed');
 });
 
 test.serial('history pages newest first with a cursor', async (t) => {
@@ -192,7 +172,7 @@ test.serial('history pages newest first with a cursor', async (t) => {
   const seen: number[] = [];
   let cursor: string | undefined;
   do {
-    const page = await getJson(url(`/ops/settings/auth.ip_requests_per_minute/history?limit=2${cursor ? `&before=${cursor}` : ''}`), viewer);
+    const page = await getJson(app.url(`/ops/settings/auth.ip_requests_per_minute/history?limit=2${cursor ? `&before=${cursor}` : ''}`), app.headers.viewer);
     seen.push(...page.body.changes.map((c: any) => c.version));
     cursor = page.body.next_cursor;
   } while (cursor);
@@ -200,7 +180,7 @@ test.serial('history pages newest first with a cursor', async (t) => {
 });
 
 test.serial('a stored value the declaration no longer accepts falls back to the default, flagged', async (t) => {
-  await db.pool.query(
+  await app.db.pool.query(
     `insert into settings_values (name, value, version, updated_by_kind, updated_by_id, updated_by)
      values ('releases.instance_retention', '"1h"', 1, 'system', 'test', 'test')`,
   );
@@ -212,7 +192,7 @@ test.serial('a stored value the declaration no longer accepts falls back to the 
 
 async function waitForVersion(name: string, version: number): Promise<any> {
   for (let i = 0; i < 100; i += 1) {
-    const { body } = await getJson(url(`/ops/settings/${name}`), viewer);
+    const { body } = await getJson(app.url(`/ops/settings/${name}`), app.headers.viewer);
     if (body.version === version) {
       return body;
     }
