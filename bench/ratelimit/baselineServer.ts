@@ -1,22 +1,13 @@
 // The baseline: Koa + rate-limiter-flexible's RateLimiterPostgres on the same database, with the
 // same per-address limit (60 a minute), the same trusted-proxy resolution and the same answers
 // (404 past the limiter, 429 with Retry-After over it), on the same number of clustered workers.
-import cluster from 'node:cluster';
 import Koa from 'koa';
 import pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import { runClustered } from './clustered.ts';
 import { addressNetwork, createClientAddressResolver, parseTrustedProxies } from '../../src/platform/http/clientAddress.ts';
 
-const workers = Number(process.env.BENCH_WORKERS ?? '4');
-if (cluster.isPrimary) {
-  for (let index = 0; index < workers; index += 1) {
-    cluster.fork();
-  }
-  process.on('SIGTERM', () => {
-    Object.values(cluster.workers ?? {}).forEach((worker) => worker?.kill());
-    process.exit(0);
-  });
-} else {
+await runClustered(async () => {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
   const limiter = await new Promise<RateLimiterPostgres>((resolve, reject) => {
     const created: RateLimiterPostgres = new RateLimiterPostgres(
@@ -45,4 +36,4 @@ if (cluster.isPrimary) {
     ctx.body = { title: 'Not Found', status: 404, code: 'not_found', detail: `No route matches ${ctx.method} ${ctx.path}.` };
   });
   app.listen(Number(process.env.PORT), '127.0.0.1');
-}
+});
