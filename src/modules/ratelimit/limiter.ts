@@ -25,6 +25,11 @@ export interface RateLimiterOptions<N extends string> {
   parallelBatchKeys?: number;
   /** After a failure, decisions skip the database for this long. */
   retryDatabaseAfterMs?: number;
+  /**
+   * After a statement that decided several keys, the next one waits this long for more takes, so
+   * the clients it just answered join it rather than the one after (0 sends at once).
+   */
+  batchWindowMs?: number;
 }
 
 export interface RateLimiter<N extends string = string> {
@@ -77,6 +82,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   const maxBatchKeys = options.maxBatchKeys ?? 1_000;
   const parallelBatchKeys = options.parallelBatchKeys ?? 32;
   const retryDatabaseAfterMs = options.retryDatabaseAfterMs ?? 1_000;
+  const batchWindowMs = options.batchWindowMs ?? 4;
   const metrics = createRateLimitMetrics(options.registry);
   const states = new Map<string, LimiterState>();
   for (const name of Object.keys(options.limits) as N[]) {
@@ -219,7 +225,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       )
       .finally(() => {
         inFlight -= 1;
-        scheduleFlush();
+        scheduleFlush(batch.length > 1 ? batchWindowMs : 0);
       });
   };
 
@@ -234,10 +240,19 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     }
   };
 
-  // Takes that arrive in one turn of the event loop (one poll of many sockets) share a batch.
-  const scheduleFlush = () => {
-    if (!flushScheduled) {
-      flushScheduled = true;
+  // Takes that arrive in one turn of the event loop (one poll of many sockets) share a batch. Under
+  // load a statement keeps leaving right after the previous one returned, and would carry only the
+  // takes that arrived during that round trip: the clients just answered come back a moment later
+  // and wait for the statement after. Each statement costs the database and this process far more
+  // than a key does, so a busy limiter waits `batchWindowMs` for them (ADR 0020).
+  const scheduleFlush = (waitMs = 0) => {
+    if (flushScheduled) {
+      return;
+    }
+    flushScheduled = true;
+    if (waitMs > 0) {
+      setTimeout(flush, waitMs);
+    } else {
       setImmediate(flush);
     }
   };

@@ -147,6 +147,38 @@ test('refusals for a key known to be blocked are answered from memory, without a
   t.true(flood.every((decision) => !decision.allowed && decision.source === 'memory' && retryAfterSeconds(decision) > 3500));
 });
 
+test('a busy limiter holds its next statement for the batch window, so takes of separate turns share it; an idle take leaves at once', async (t) => {
+  const pool = newPool(1);
+  const sent: Array<{ at: number; keys: number; doneAt?: number }> = [];
+  const recording: StatementRunner = {
+    query: async (config) => {
+      const statement: { at: number; keys: number; doneAt?: number } = { at: performance.now(), keys: (config.values?.[0] as Buffer[]).length };
+      sent.push(statement);
+      const result = await pool.query(config);
+      statement.doneAt = performance.now();
+      return result;
+    },
+  };
+  const limiter = createRateLimiter({ db: recording, limits: { windowed: perHour(100) }, logger: silent, decisionTimeoutMs: 10_000, maxInFlight: 1, batchWindowMs: 50 });
+  await limiter.warm();
+  sent.length = 0;
+  const idleFrom = performance.now();
+  await limiter.take('windowed', freshKey());
+  t.true(sent[0]!.at - idleFrom < 25, 'an idle take does not wait for the window');
+  // A statement of two keys: the limiter is busy, so what comes next waits for the window.
+  await Promise.all([limiter.take('windowed', freshKey()), limiter.take('windowed', freshKey())]);
+  const busyDoneAt = sent[1]!.doneAt!;
+  const takes = [];
+  for (let turn = 0; turn < 5; turn += 1) {
+    takes.push(limiter.take('windowed', freshKey()));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const decisions = await Promise.all(takes);
+  t.true(decisions.every((decision) => decision.allowed && decision.source === 'database'));
+  t.deepEqual(sent.map((statement) => statement.keys), [1, 2, 5]);
+  t.true(sent[2]!.at - busyDoneAt >= 45, 'the third statement waited for the window');
+});
+
 function capture() {
   const lines: string[] = [];
   return { lines, logger: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }) };
