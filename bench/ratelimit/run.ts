@@ -22,6 +22,8 @@ const proxy = { APP_TRUSTED_PROXIES: '127.0.0.1/32' };
 // Durable by default, as `backplane serve` runs its database; BENCH_DURABLE=0 turns fsync and
 // synchronous commit off, as the test suite does.
 const durable = process.env.BENCH_DURABLE !== '0';
+// BENCH_SCENARIOS=b runs only (b), for quicker comparisons; the summary then covers what ran.
+const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'a,b').split(','));
 
 // Each target, scenario and round gets its own addresses, so no run starts with spent buckets.
 const clientsOf = (target: number, block: number, count: number) =>
@@ -146,6 +148,8 @@ try {
   // The baseline as the issue measured it for reference: one process.
   const baselineAlone = await startScript(join(root, 'bench', 'ratelimit', 'baselineServer.ts'), { BENCH_WORKERS: '1', DATABASE_URL: database.url, ...proxy });
   started.push(baselineAlone);
+  const limiterAlone = await startScript(join(root, 'bench', 'ratelimit', 'limiterServer.ts'), { BENCH_WORKERS: String(instances), DATABASE_URL: database.url, ...proxy });
+  started.push(limiterAlone);
   // Access logs off: the baseline and the bare route log nothing either.
   const service = await startService({ DATABASE_URL: database.url, APP_INSTANCES: String(instances), LOG_LEVEL: 'warn', ...proxy });
   started.push(service);
@@ -154,6 +158,8 @@ try {
     { name: 'koa + RateLimiterPostgres', index: 2, server: baseline, limited: true },
     { name: 'koa + RateLimiterPostgres, 1 process', index: 5, server: baselineAlone, limited: true },
     { name: 'backplane', index: 1, server: service, limited: true },
+    // The service's limiter alone on bare Koa: what the decision costs without the platform around it.
+    { name: 'koa + backplane limiter', index: 6, server: limiterAlone, limited: true },
     // The same stack on a path the limit does not cover: what the platform costs without a decision.
     { name: 'backplane, path not limited', index: 4, server: service, path: '/ops/none', limited: false },
   ];
@@ -161,10 +167,10 @@ try {
     await run(target, 'warm-up', clientsOf(target.index, 200, 2_000), 3, database.pid);
   }
   for (let round = 0; round < rounds; round += 1) {
-    for (const target of targets) {
+    for (const target of scenarios.has('a') ? targets : []) {
       runs.push(await run(target, '(a) one client flooding', clientsOf(target.index, 250 + round, 1), seconds, database.pid));
     }
-    for (const target of targets.filter((t) => t.limited || t.path === undefined)) {
+    for (const target of scenarios.has('b') ? targets.filter((t) => t.limited || t.path === undefined) : []) {
       runs.push(await run(target, '(b) 10,000 clients under the limit', clientsOf(target.index, 40 * round, 10_000), seconds, database.pid));
     }
   }
@@ -177,8 +183,8 @@ try {
 
 const table = summarise(runs);
 printTable(table);
-const find = (server: string, scenario: string) => table.find((r) => r.server === server && r.scenario.startsWith(scenario))!;
-const ratio = (a: { decisionsPerSecond: number }, b: { decisionsPerSecond: number }) => Number((a.decisionsPerSecond / b.decisionsPerSecond).toFixed(2));
+const find = (server: string, scenario: string) => table.find((r) => r.server === server && r.scenario.startsWith(scenario));
+const ratio = (a?: { decisionsPerSecond: number }, b?: { decisionsPerSecond: number }) => (a && b ? Number((a.decisionsPerSecond / b.decisionsPerSecond).toFixed(2)) : null);
 const summary = {
   flood_vs_baseline: ratio(find('backplane', '(a)'), find('koa + RateLimiterPostgres', '(a)')),
   flood_vs_bare: ratio(find('backplane', '(a)'), find('bare koa, no limiter', '(a)')),
@@ -186,8 +192,9 @@ const summary = {
   many_clients_vs_baseline: ratio(find('backplane', '(b)'), find('koa + RateLimiterPostgres', '(b)')),
   many_clients_vs_bare: ratio(find('backplane', '(b)'), find('bare koa, no limiter', '(b)')),
   flood_vs_baseline_one_process: ratio(find('backplane', '(a)'), find('koa + RateLimiterPostgres, 1 process', '(a)')),
+  many_clients_limiter_alone_vs_baseline: ratio(find('koa + backplane limiter', '(b)'), find('koa + RateLimiterPostgres', '(b)')),
   many_clients_vs_baseline_one_process: ratio(find('backplane', '(b)'), find('koa + RateLimiterPostgres, 1 process', '(b)')),
-  over_admissions: find('backplane', '(a)').overAdmissions! + find('backplane', '(b)').overAdmissions!,
+  over_admissions: (find('backplane', '(a)')?.overAdmissions ?? 0) + (find('backplane', '(b)')?.overAdmissions ?? 0),
   goals: { flood_vs_baseline: '>= 5', flood_vs_bare: '>= 0.8', many_clients_vs_baseline: '>= 3', over_admissions: '0' },
 };
 console.log(summary);

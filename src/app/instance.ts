@@ -30,7 +30,7 @@ import { createHttpServer } from './http.ts';
 import { providerSignIn, canStillSignIn, identifyCaller, identityAccounts } from './identities.ts';
 import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
 import { openSecretBox } from './encryptionKey.ts';
-import { RATE_LIMIT_CONNECTIONS, settingsRateLimits, signInAttempts } from './rateLimits.ts';
+import { RATE_LIMIT_CONNECTIONS, openRateLimitPool, settingsRateLimits, signInAttempts } from './rateLimits.ts';
 import { auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import { createRoutes } from './routes.ts';
 
@@ -56,17 +56,7 @@ export async function startInstance(
   const build = loadBuildInfo();
   const logger = createLogger(config.logLevel, { instance_id: instanceId });
   const pool = createPool({ connectionString: config.databaseUrl, max: 10, applicationName: `backplane-${instanceId}` });
-  const rateLimitPool = createPool({
-    connectionString: config.databaseUrl,
-    max: RATE_LIMIT_CONNECTIONS,
-    applicationName: `backplane-${instanceId}-ratelimit`,
-    acquireTimeoutMs: 1_000,
-    statementTimeoutMs: 2_000,
-    // Decisions have 250 ms: they should not pay for opening connections after a quiet spell.
-    idleTimeoutMs: 0,
-    // The decision statement's plan does not depend on its arrays; replanning it cost 4x the work.
-    sessionSettings: { plan_cache_mode: 'force_generic_plan' },
-  });
+  const rateLimitPool = openRateLimitPool(config.databaseUrl, `backplane-${instanceId}-ratelimit`);
   const listener = createNotificationListener(config.databaseUrl, logger);
   const registry = createRegistry(options.workerSlot ?? '0');
   registerPoolMetrics(registry, pool);
