@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import client from 'prom-client';
+import { threadOptions } from './execArgv.ts';
 import { type TaskRef, TaskError } from './task.ts';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.ts';
 
@@ -38,11 +39,12 @@ const threadFile = new URL(`./thread${extname(fileURLToPath(import.meta.url))}`,
  * registers them itself before loading TypeScript; built code needs nothing.
  */
 function threadExecArgv(): string[] {
+  const inherited = threadOptions(process.execArgv);
   if (!import.meta.url.endsWith('.ts')) {
-    return process.execArgv;
+    return inherited;
   }
   const register = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register();`;
-  return [...process.execArgv, '--import', `data:text/javascript,${encodeURIComponent(register)}`];
+  return [...inherited, '--import', `data:text/javascript,${encodeURIComponent(register)}`];
 }
 
 /** One piscina pool per instance, with task durations and queue depth as metrics. */
