@@ -5,7 +5,7 @@
 import Koa from 'koa';
 import pino from 'pino';
 import { RATE_LIMIT_CONNECTIONS, openRateLimitPool } from '../../src/app/rateLimits.ts';
-import { addressKey, createRateLimiter } from '../../src/modules/ratelimit/index.ts';
+import { addressKey, createRateLimiter, retryAfterSeconds } from '../../src/modules/ratelimit/index.ts';
 import { createClientAddressResolver, parseTrustedProxies } from '../../src/platform/http/clientAddress.ts';
 import { runClustered } from './clustered.ts';
 
@@ -25,7 +25,7 @@ await runClustered(async () => {
     ctx.type = 'application/problem+json';
     if (!decision.allowed) {
       ctx.status = 429;
-      ctx.set('Retry-After', String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))));
+      ctx.set('Retry-After', String(retryAfterSeconds(decision)));
       ctx.body = { title: 'Too Many Requests', status: 429, code: 'rate_limited' };
       return;
     }
