@@ -6,7 +6,8 @@ import { type IdentitiesDeps, redirectUri, tokenContext } from './deps.ts';
 import { IdentityError } from './errors.ts';
 import type { AccountRef, TokenBody } from './ports.ts';
 import { describeProviderFailure, isProviderOutage } from './providerFailures.ts';
-import { takeFlow } from './store/flows.ts';
+import { flowCookie, readFlowCookie, sameBrowser } from './flowCookie.ts';
+import { type Flow, deleteFlow, lockFlow } from './store/flows.ts';
 import { findIdentity, findIdentityForUpdate, insertIdentity, lockSubject, recordIdentitySignIn } from './store/identities.ts';
 import { queueTokenRevocations } from './store/revocations.ts';
 
@@ -56,6 +57,34 @@ async function exchangeCode(deps: IdentitiesDeps, provider: string, query: Callb
   } catch (error) {
     throw exchangeFailed(provider, error);
   }
+}
+
+// What openid-client's randomState() makes, with room for other lengths; anything else is no state of ours.
+const STATE = /^[A-Za-z0-9_-]{16,128}$/;
+
+const invalidState = () => new IdentityError('invalid_state', 'The sign-in state is unknown, expired, already used or was started in another browser; start again.');
+
+/**
+ * The flow of this state if this browser started it, taken so it cannot be used again. A callback
+ * from another browser (another cookie, or none) leaves the flow to the browser that owns it.
+ */
+async function takeBrowserFlow(deps: IdentitiesDeps, provider: string, state: string, request: RequestInfo): Promise<Flow> {
+  const secret = readFlowCookie(flowCookie(deps.publicUrl), request.header('Cookie'));
+  if (!secret || !STATE.test(state)) {
+    throw invalidState();
+  }
+  const flow = await withTransaction(deps.pool, async (tx) => {
+    const stored = await lockFlow(tx, state);
+    if (!stored || !sameBrowser(stored.browserHash, secret)) {
+      return undefined;
+    }
+    await deleteFlow(tx, state);
+    return stored;
+  });
+  if (!flow?.live || flow.provider !== provider) {
+    throw invalidState();
+  }
+  return flow;
 }
 
 /** A refresh token received for a refused sign-in is revoked, unless its subject is linked (its grant may be shared). */
@@ -124,18 +153,16 @@ async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: stri
 }
 
 /**
- * The provider's redirect back: consumes the state (single use), exchanges the code, then signs in
- * the linked account, links the provider to the account that started the flow, or creates an
- * account for a new subject. A refresh token of a refused sign-in is queued for revocation.
+ * The provider's redirect back: takes the flow this browser started (single use), exchanges the
+ * code, then signs in the linked account, links the provider to the account that started the flow,
+ * or creates an account for a new subject. A refresh token of a refused sign-in is queued for
+ * revocation.
  */
 export async function completeProviderFlow(deps: IdentitiesDeps, provider: string, query: CallbackQuery, request: RequestInfo): Promise<TokenBody> {
   if (!deps.providers.spec(provider)) {
     throw new IdentityError('provider_not_found', `There is no identity provider ${provider}.`);
   }
-  const flow = await takeFlow(deps.pool, query.state);
-  if (!flow || flow.provider !== provider) {
-    throw new IdentityError('invalid_state', 'The sign-in state is unknown, expired or already used; start again.');
-  }
+  const flow = await takeBrowserFlow(deps, provider, query.state, request);
   if (query.error !== undefined || query.code === undefined) {
     throw new IdentityError('provider_sign_in_failed', `The provider ${provider} did not grant the sign-in.`);
   }
