@@ -84,6 +84,47 @@ test.serial('unlink answers 204 and queues the token; after the job runs, the pr
   t.is(refused.body.error, 'invalid_grant');
 });
 
+test.serial('a second sign-in queues the refresh token it replaces; the job revokes it, and the new one after account deletion', async (t) => {
+  await clearQueue();
+  provider.addPerson('olga-sub', 'olga@example.com');
+  t.is((await signInThroughProvider(app.instance.url, 'acme', 'olga-sub')).callback.status, 200);
+  const first = await storedRefreshToken(app.db.pool, 'acme', 'olga-sub');
+  t.deepEqual(await queue(), []);
+  const again = await signInThroughProvider(app.instance.url, 'acme', 'olga-sub');
+  t.is(again.callback.status, 200);
+  const second = await storedRefreshToken(app.db.pool, 'acme', 'olga-sub');
+  t.not(second, first);
+  const [row, ...others] = await queue();
+  t.deepEqual(others, []);
+  t.like(row, { provider: 'acme', subject: 'olga-sub', attempts: 0 });
+  t.is(box.open(row!.token_sealed, 'identity:acme:olga-sub'), first);
+
+  t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 1, retrying: 0, abandoned: 0 });
+  t.is((await provider.refresh(first)).body.error, 'invalid_grant');
+  t.is((await provider.refresh(second)).status, 200);
+
+  t.is((await fetch(`${app.instance.url}/auth/account`, { method: 'DELETE', headers: bearer(again.body.access_token) })).status, 204);
+  t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 1, retrying: 0, abandoned: 0 });
+  t.is((await provider.refresh(second)).body.error, 'invalid_grant');
+  t.deepEqual(await queue(), []);
+});
+
+test.serial('a linked identity signed in again and then unlinked: both of its refresh tokens end revoked', async (t) => {
+  await clearQueue();
+  const { token } = await passwordAccountLinkedTo('pia-sub', 'pia@example.com');
+  const first = await storedRefreshToken(app.db.pool, 'acme', 'pia-sub');
+  t.is((await signInThroughProvider(app.instance.url, 'acme', 'pia-sub')).callback.status, 200);
+  const second = await storedRefreshToken(app.db.pool, 'acme', 'pia-sub');
+  t.is((await queue()).length, 1);
+
+  t.is((await fetch(`${app.instance.url}/auth/identities/acme`, { method: 'DELETE', headers: bearer(token) })).status, 204);
+  t.is((await queue()).length, 2);
+  t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 2, retrying: 0, abandoned: 0 });
+  for (const refreshToken of [first, second]) {
+    t.is((await provider.refresh(refreshToken)).body.error, 'invalid_grant');
+  }
+});
+
 test.serial('unlinking the last way to sign in is refused with 409 and queues nothing', async (t) => {
   await clearQueue();
   provider.addPerson('hank-sub', 'hank@example.com');

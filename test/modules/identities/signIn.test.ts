@@ -77,13 +77,13 @@ test.serial('with a bearer token, start links the provider to that account inste
   const audit = await app.db.pool.query("select metadata from audit_events where action = 'auth.identity.linked' and actor_id = $1", [owner.id]);
   t.deepEqual(audit.rows[0]!.metadata, { provider: 'acme', created_account: false });
 
-  // A subject already linked elsewhere is refused; its new token is not revoked, since it may share
-  // a grant with the token the other account keeps, which stays valid.
+  // A subject already linked elsewhere is refused; the new token it was given is kept nowhere, so it
+  // is queued for revocation, and the token the other account keeps is left alone.
   const before = await queued();
   const someoneElse = await accountWithToken(app.db.pool);
   const taken = await signInThroughProvider(app.instance.url, 'acme', 'carol-sub', bearer(someoneElse.token));
   await assertProblem(t, taken.callback, 409, 'identity_in_use');
-  t.is(await queued(), before);
+  t.is(await queued(), before + 1);
   t.is((await provider.refresh(await storedRefreshToken(app.db.pool, 'acme', 'carol-sub'))).status, 200);
 
   // One identity per provider and account: a second subject at acme is refused, and the token
@@ -92,7 +92,7 @@ test.serial('with a bearer token, start links the provider to that account inste
   const second = await signInThroughProvider(app.instance.url, 'acme', 'carol-second-sub', bearer(ownerToken));
   await assertProblem(t, second.callback, 409, 'provider_already_linked');
   t.is((await app.db.pool.query('select 1 from identities where subject = $1', ['carol-second-sub'])).rowCount, 0);
-  t.is(await queued(), before + 1);
+  t.is(await queued(), before + 2);
 });
 
 test.serial('a new subject needs a verified email that no account uses', async (t) => {
