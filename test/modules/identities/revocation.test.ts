@@ -4,6 +4,7 @@ import { issueAccessToken } from '../../../src/modules/auth/accessTokens.ts';
 import { createAccount } from '../../../src/modules/auth/service.ts';
 import { loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
 import { claimDueRevocations } from '../../../src/modules/identities/store/revocations.ts';
+import { waitFor } from '../../support/cluster.ts';
 import { useInstances } from '../../support/fixture.ts';
 import { PUBLIC_URL, type TestProvider, startTestProvider } from '../../support/oidcProvider.ts';
 import { assertProblem } from '../../support/problems.ts';
@@ -196,6 +197,34 @@ test.serial('account deletion while the provider is down: 204 at once; the job r
   t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 1, retrying: 0, abandoned: 0 });
   t.deepEqual(await queue(), []);
   t.is((await provider.refresh(refreshToken)).body.error, 'invalid_grant');
+});
+
+test.serial('account deletion while a sign-in of the same account holds its identity waits for it, never deadlocks, and queues the newest token', async (t) => {
+  await clearQueue();
+  provider.addPerson('quinn-sub', 'quinn@example.com');
+  const signedIn = await signInThroughProvider(app.instance.url, 'acme', 'quinn-sub');
+  const accountId = decodeJwt(signedIn.body.access_token).sub!;
+  // A sign-in's transaction, by hand: the identity row locked, a new token stored, then the session insert's key-share lock on the account.
+  const signIn = await app.db.pool.connect();
+  try {
+    await signIn.query('begin');
+    await signIn.query('select 1 from identities where subject = $1 for update', ['quinn-sub']);
+    await signIn.query('update identities set refresh_token_sealed = $2 where subject = $1', ['quinn-sub', box.seal('newest', 'identity:acme:quinn-sub')]);
+    const deletion = fetch(`${app.instance.url}/auth/account`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) });
+    await waitFor(
+      async () => ((await app.db.pool.query("select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%from identities%for update%'")).rowCount ? true : undefined),
+      30_000,
+      'the deletion to wait for the identity',
+    );
+    await signIn.query('select 1 from accounts where id = $1 for key share', [accountId]);
+    await signIn.query('commit');
+    t.is((await deletion).status, 204);
+  } finally {
+    signIn.release();
+  }
+  const rows = await queue();
+  t.is(rows.length, 1);
+  t.is(box.open(rows[0]!.token_sealed, 'identity:acme:quinn-sub'), 'newest');
 });
 
 test.serial('a provider that keeps failing: backoff doubles, and after 10 failures the row is abandoned with an audit event', async (t) => {
