@@ -19,8 +19,7 @@ export const DEFAULT_RATE_LIMITS: Record<LimiterName, RateLimit> = {
 export const addressKey = (clientAddress: string) => addressNetwork(clientAddress || 'unknown');
 
 /** auth_login: the email as typed (trimmed, lower case) together with the client's network. */
-/** email: already normalised by the auth module (ADR 0063), so every spelling of an account shares its budget. */
-export const signInKey = (email: string, clientAddress: string) => `${email}\0${addressKey(clientAddress)}`;
+export const signInKey = (email: string, clientAddress: string) => `${email.trim().toLowerCase()}\0${addressKey(clientAddress)}`;
 
 /** auth_mfa: the account whose second factor changes. */
 export const mfaChangeKey = (accountId: string) => accountId;

@@ -1,8 +1,6 @@
 -- One reading of an email address (ADR 0063): accounts are found, rate-limited and kept unique by
 -- email_normalized, the key the code's normalizeEmail() computes; email keeps the address as typed.
 alter table accounts add column email_normalized text;
--- An operator's lock (`backplane accounts lock`): no sign-in, refresh or bearer request while set.
-alter table accounts add column locked_at timestamptz;
 
 -- The same steps as normalizeEmail() for the addresses the old rule accepted (no whitespace
 -- inside): NFKC, trim, one trailing dot of the domain, ASCII lower-casing ("C" touches A-Z only).
@@ -14,7 +12,8 @@ update accounts set email_normalized = lower(
 );
 
 -- Two accounts whose addresses now read the same: the oldest keeps the address, the later ones
--- are locked and lose it (email_normalized null), so neither sign-in budget nor account is shared.
+-- are locked and lose it (email_normalized null), so neither sign-in budget nor account is shared;
+-- the lock ends their tokens too (the accounts_locked trigger of the migration before).
 do $$
 declare
   loser record;

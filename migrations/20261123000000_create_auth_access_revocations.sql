@@ -2,6 +2,9 @@
 -- account. Every instance keeps the rows in memory (loaded at start, then one NOTIFY per row), so
 -- the bearer check refuses such tokens with no query. A row matters only while a token issued
 -- before it could still be valid: expires_at bounds the memory and the table.
+-- An operator's lock (`backplane accounts lock`): no sign-in, refresh or bearer request while set.
+alter table accounts add column locked_at timestamptz;
+
 create table auth_access_revocations (
   id bigint generated always as identity primary key,
   session_id uuid,
