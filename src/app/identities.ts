@@ -5,6 +5,7 @@ import { completeSignIn } from '../modules/auth/sessions.ts';
 import { createAccount } from '../modules/auth/service.ts';
 import type { SigningKey } from '../modules/auth/signingKeys.ts';
 import { deleteAccount, findAccountByEmail, findAccountById, lockAccount } from '../modules/auth/store/accounts.ts';
+import { isSessionEnded } from '../modules/auth/store/sessions.ts';
 import {
   type AccountsPort,
   type CanStillSignIn,
@@ -53,8 +54,8 @@ export function identifyCaller(db: Queryable, signingKey: SigningKey): IdentifyC
       throw unauthenticated('The bearer token is not valid; sign in again to link a provider.');
     }
     const account = await findAccountById(db, claims.accountId);
-    if (!account || account.lockedAt) {
-      throw unauthenticated('The bearer token names an account that no longer exists or is locked.');
+    if (!account || account.lockedAt || (claims.sessionId !== undefined && (await isSessionEnded(db, claims.sessionId)))) {
+      throw unauthenticated('The bearer token names an account or a session that has ended; sign in again to link a provider.');
     }
     return { id: account.id, email: account.email };
   };

@@ -1,5 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
+import { identifyCaller } from '../../../src/app/identities.ts';
 import { setAccountLockedByEmail } from '../../../src/modules/auth/service.ts';
+import { loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
 import { waitFor } from '../../support/cluster.ts';
 import { useInstances } from '../../support/fixture.ts';
 import { sendJson } from '../../support/http.ts';
@@ -88,6 +90,10 @@ test.serial('sign-out ends that session on every instance; another session of th
   for (const instance of app.instances) {
     t.is((await me(instance.url, second.access_token)).status, 200);
   }
+  // The provider-linking check of a bearer token reads the session itself.
+  const identify = identifyCaller(app.db.pool, await loadSigningKey(app.db.pool, undefined));
+  await t.throwsAsync(identify(`Bearer ${first.access_token}`), { message: /ended/ });
+  t.is((await identify(`bearer ${second.access_token}`)).id, account.id);
 });
 
 test.serial('refresh-token reuse revokes the family: its access tokens are refused everywhere', async (t) => {

@@ -78,3 +78,11 @@ export async function findAccountSessionByToken(db: Queryable, accountId: string
   const result = await db.query<{ id: string }>(findSessionIdByTokenSql, [tokenHash, accountId]);
   return result.rows[0]?.id;
 }
+
+const selectSessionRevokedSql = `select revoked_at is not null as revoked from sessions where id = $1`;
+
+/** True when the session was revoked or no longer exists (its account was deleted). */
+export async function isSessionEnded(db: Queryable, id: string): Promise<boolean> {
+  const result = await db.query<{ revoked: boolean }>(selectSessionRevokedSql, [id]);
+  return result.rows[0]?.revoked ?? true;
+}
