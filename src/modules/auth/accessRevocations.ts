@@ -55,6 +55,7 @@ export function createAccessRevocations(db: Queryable, listener: NotificationLis
   }
 
   async function load(): Promise<void> {
+    await listener.listening();
     for (const revocation of await loadLiveRevocations(db)) {
       add(revocation);
     }
