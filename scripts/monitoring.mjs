@@ -1,18 +1,18 @@
 // Writes the monitoring files derived from hand-kept sources, so they never disagree:
 // - deploy/kubernetes/components/monitoring/prometheusrule.yaml from deploy/prometheus/rules.yaml;
 // - deploy/grafana/backplane.json (the Grafana dashboard) from the panel list below.
-// `node scripts/monitoring.mjs` rewrites them; test/deploy/monitoring.test.ts fails when they are stale.
-import { readFileSync, writeFileSync } from 'node:fs';
+// `node scripts/monitoring.mjs` rewrites them; `--check` exits 1 naming any that is stale (a test runs it).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const RULES_FILE = join(root, 'deploy/prometheus/rules.yaml');
-export const PROMETHEUS_RULE_FILE = join(root, 'deploy/kubernetes/components/monitoring/prometheusrule.yaml');
-export const DASHBOARD_FILE = join(root, 'deploy/grafana/backplane.json');
+const RULES_FILE = join(root, 'deploy/prometheus/rules.yaml');
+const PROMETHEUS_RULE_FILE = join(root, 'deploy/kubernetes/components/monitoring/prometheusrule.yaml');
+const DASHBOARD_FILE = join(root, 'deploy/grafana/backplane.json');
 
-export function prometheusRuleText() {
+function prometheusRuleText() {
   const rules = parse(readFileSync(RULES_FILE, 'utf8'));
   const resource = {
     apiVersion: 'monitoring.coreos.com/v1',
@@ -77,7 +77,7 @@ const ROWS = [
   ]],
 ];
 
-export function dashboardText() {
+function dashboardText() {
   const panels = [];
   let y = 0;
   let id = 1;
@@ -127,7 +127,18 @@ export function dashboardText() {
   return JSON.stringify(dashboard, null, 2) + '\n';
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  writeFileSync(PROMETHEUS_RULE_FILE, prometheusRuleText());
-  writeFileSync(DASHBOARD_FILE, dashboardText());
+const outputs = [
+  [PROMETHEUS_RULE_FILE, prometheusRuleText()],
+  [DASHBOARD_FILE, dashboardText()],
+];
+if (process.argv.includes('--check')) {
+  const stale = outputs.filter(([file, text]) => !existsSync(file) || readFileSync(file, 'utf8') !== text).map(([file]) => file);
+  if (stale.length > 0) {
+    console.error(`stale, run node scripts/monitoring.mjs: ${stale.join(', ')}`);
+    process.exit(1);
+  }
+} else {
+  for (const [file, text] of outputs) {
+    writeFileSync(file, text);
+  }
 }
