@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { type TestCluster, startCluster, waitFor } from '../support/cluster.ts';
+import { type TestCluster, runCli, startCluster, waitFor } from '../support/cluster.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { metricNames, readYaml, root } from './manifests.ts';
 
@@ -112,4 +112,14 @@ test.serial('each instance reports its start time, maintenance state and the dat
     t.regex(text, new RegExp(`^backplane_job_last_success_timestamp_seconds\\{job="ratelimit_cleanup",worker="${worker}"\\} 1767225610$`, 'm'));
     t.regex(text, new RegExp(`^backplane_job_last_failure_timestamp_seconds\\{job="ratelimit_cleanup",worker="${worker}"\\} 1767312020$`, 'm'));
   }
+});
+
+test.serial('the maintenance gauge follows the setting on every instance', async (t) => {
+  const switched = await runCli(['maintenance', 'on', '--reason', 'deploy test'], { DATABASE_URL: db.url });
+  t.is(switched.code, 0, switched.stderr);
+  const text = await waitFor(async () => {
+    const body = await (await fetch(cluster.metricsUrl)).text();
+    return ['1', '2'].every((worker) => body.includes(`backplane_maintenance_enabled{worker="${worker}"} 1`)) ? body : undefined;
+  }, 20_000, 'both instances to report maintenance on');
+  t.notRegex(text, /^backplane_maintenance_enabled\{[^}]*\} 0$/m);
 });
