@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
+import { RETENTION_JOB } from '../../src/modules/retention/kinds.ts';
 import { readYaml, root } from './manifests.ts';
 import { ensurePromtool } from './promtool.ts';
 
@@ -24,6 +25,10 @@ test('every alert has a unit test that sees it fire', (t) => {
   const cases = readYaml<{ tests: { alert_rule_test: { alertname: string; exp_alerts?: unknown[] }[] }[] }>('deploy/prometheus/rules.test.yaml');
   const fired = new Set(cases.tests.flatMap((entry) => entry.alert_rule_test.filter((check) => (check.exp_alerts ?? []).length > 0).map((check) => check.alertname)));
   t.deepEqual(rules.map((rule) => rule.alert).filter((alert) => !fired.has(alert)), []);
+});
+
+test('the retention alert names the retention job as the code does', (t) => {
+  t.true(rules.find((rule) => rule.alert === 'BackplaneRetentionMissed')!.expr.includes(`exported_job="${RETENTION_JOB}"`));
 });
 
 test('every alert has a summary, a description and a runbook that exists', (t) => {
