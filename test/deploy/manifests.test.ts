@@ -172,7 +172,7 @@ test('the Secret script generates the key formats the service reads', async (t) 
   await t.notThrowsAsync(importPKCS8(value('APP_JWT_PRIVATE_KEY'), 'EdDSA'));
 });
 
-test('the image: Node 24, a numeric non-root user, no embedded PostgreSQL, a context without local state', (t) => {
+test('the Dockerfile: Node 24, a numeric non-root user, embedded PostgreSQL pruned, build arguments in the labels', (t) => {
   const dockerfile = readFileSync(join(root, 'deploy', 'Dockerfile'), 'utf8');
   const bases = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((match) => match[1]);
   t.true(bases.length > 0 && bases.every((base) => base!.startsWith('node:24-')));
