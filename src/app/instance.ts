@@ -51,6 +51,8 @@ export interface DrainOptions {
    * client told to reconnect would race the listener's close.
    */
   listenerClosed?: () => Promise<void>;
+  /** How long a connection may stay idle before it is ended; min(5 s, half the drain timeout) unless given. */
+  idleGraceMs?: number;
 }
 
 /** How long a connection may stay idle during a drain before it is ended (see trackConnections). */
@@ -253,7 +255,7 @@ export async function startInstance(
         await Promise.race([options.listenerClosed?.(), closed]);
         // From here every answer says Connection: close, and connections left idle are ended.
         closingConnections = true;
-        connections.endIdleConnections(idleGraceMs(config.drainTimeoutMs));
+        connections.endIdleConnections(options.idleGraceMs ?? idleGraceMs(config.drainTimeoutMs));
         await closed;
       })();
       // Requests and job runs drain side by side, each within the drain timeout.

@@ -1,8 +1,8 @@
 import type { Worker } from 'node:cluster';
 import { PING_MESSAGE, PONG_MESSAGE } from './messages.ts';
 
-/** An instance still starting (loading code, first connections) gets at least this long for its first answer. */
-const FIRST_ANSWER_GRACE_MS = 60_000;
+/** An instance still starting (compiling and loading code blocks its loop for seconds on a busy machine) gets at least this long. */
+const STARTING_GRACE_MS = 60_000;
 
 /** In an instance, before anything else loads: answer the primary's liveness pings. */
 export function answerLivenessPings(): void {
@@ -24,7 +24,7 @@ export interface LivenessWatch {
  * not answered for livenessMs (its event loop is stuck: it cannot answer anything else either).
  */
 export function watchLiveness(livenessMs: number, onSilent: (worker: Worker, silentMs: number) => void): LivenessWatch {
-  const lastHeard = new Map<Worker, { at: number; answered: boolean }>();
+  const lastHeard = new Map<Worker, { at: number; listening: boolean }>();
   const periodMs = Math.max(250, Math.min(5_000, livenessMs / 4));
   let lastCheck = performance.now();
   const check = () => {
@@ -39,7 +39,7 @@ export function watchLiveness(livenessMs: number, onSilent: (worker: Worker, sil
         lastHeard.delete(worker);
         continue;
       }
-      const limit = heard.answered ? livenessMs : Math.max(livenessMs, FIRST_ANSWER_GRACE_MS);
+      const limit = heard.listening ? livenessMs : Math.max(livenessMs, STARTING_GRACE_MS);
       if (now - heard.at > limit) {
         lastHeard.delete(worker);
         onSilent(worker, now - heard.at);
@@ -53,12 +53,15 @@ export function watchLiveness(livenessMs: number, onSilent: (worker: Worker, sil
   timer.unref();
   return {
     watch(worker) {
-      lastHeard.set(worker, { at: performance.now(), answered: false });
+      const heard = { at: performance.now(), listening: false };
+      lastHeard.set(worker, heard);
+      worker.once('listening', () => {
+        heard.at = performance.now();
+        heard.listening = true;
+      });
       worker.on('message', (message) => {
-        const heard = lastHeard.get(worker);
-        if (message === PONG_MESSAGE && heard) {
+        if (message === PONG_MESSAGE) {
           heard.at = performance.now();
-          heard.answered = true;
         }
       });
     },

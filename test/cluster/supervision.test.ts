@@ -18,7 +18,7 @@ const runningInstances = async () =>
   (await db.query<{ instance_id: string; pid: number }>('select instance_id, pid from release_instances where stopped_at is null')).rows;
 
 test.before(async () => {
-  cluster = await startCluster('', 2, { APP_DATA_DIR: dataDir, APP_INSTANCE_LIVENESS_SECONDS: '3', APP_HEARTBEAT_SECONDS: '1' });
+  cluster = await startCluster('', 2, { APP_DATA_DIR: dataDir, APP_INSTANCE_LIVENESS_SECONDS: '5', APP_HEARTBEAT_SECONDS: '1' });
   const portLine = readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3];
   const password = readFileSync(join(dataDir, 'postgres.secret'), 'utf8').trim();
   db = new pg.Pool({ connectionString: `postgres://backplane:${encodeURIComponent(password)}@127.0.0.1:${Number(portLine)}/backplane`, max: 1 });
