@@ -109,11 +109,13 @@ export async function runPrimary(config: Config): Promise<void> {
     worker.process.kill('SIGKILL');
   });
 
+  let listenerClosed = false;
   const reportListenerClosed = () => {
-    if (shuttingDown && accepting.size === 0) {
+    if (shuttingDown && accepting.size === 0 && !listenerClosed) {
+      listenerClosed = true;
       for (const slot of slots) {
         if (slot.worker?.isConnected()) {
-          slot.worker.send(LISTENER_CLOSED_MESSAGE);
+          slot.worker.send(LISTENER_CLOSED_MESSAGE, () => undefined);
         }
       }
     }
@@ -143,7 +145,7 @@ export async function runPrimary(config: Config): Promise<void> {
       }
       // Outside a shutdown the other instances keep the port open: this one may close its connections now.
       if (!shuttingDown) {
-        worker.send(LISTENER_CLOSED_MESSAGE);
+        worker.send(LISTENER_CLOSED_MESSAGE, () => undefined);
         return;
       }
       accepting.delete(worker);

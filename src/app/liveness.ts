@@ -8,7 +8,7 @@ const STARTING_GRACE_MS = 60_000;
 export function answerLivenessPings(): void {
   process.on('message', (message) => {
     if (message === PING_MESSAGE && process.connected) {
-      process.send!(PONG_MESSAGE);
+      process.send!(PONG_MESSAGE, () => undefined);
     }
   });
 }
@@ -45,7 +45,8 @@ export function watchLiveness(livenessMs: number, onSilent: (worker: Worker, sil
         onSilent(worker, now - heard.at);
         continue;
       }
-      worker.send(PING_MESSAGE);
+      // A callback takes a failed send (the channel closing under it) instead of an 'error' nobody listens to.
+      worker.send(PING_MESSAGE, () => undefined);
     }
   };
   // Several pings per period: one delayed message alone never makes an instance look stuck.

@@ -29,7 +29,7 @@ export async function runWorker(config: Config): Promise<void> {
       };
       process.on('message', onMessage);
       process.once('disconnect', done);
-      process.send!(STOPPED_ACCEPTING_MESSAGE);
+      process.send!(STOPPED_ACCEPTING_MESSAGE, () => undefined);
     });
   const stop = () =>
     void instance.drain({ listenerClosed }).then(
