@@ -191,7 +191,7 @@ export async function runPrimary(config: Config): Promise<void> {
     for (const worker of workers) {
       if (worker.isConnected()) {
         accepting.add(worker);
-        worker.send(DRAIN_MESSAGE);
+        worker.send(DRAIN_MESSAGE, () => undefined);
       }
     }
     const deadline = setTimeout(() => {
