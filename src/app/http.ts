@@ -17,6 +17,8 @@ export interface HttpAppOptions {
   statuses: StatusTable[];
   metrics: HttpMetrics;
   bodyLimitBytes: number;
+  /** How long an idle keep-alive connection stays open (Node's default is 5 s). */
+  keepAliveTimeoutMs?: number;
   /** Resolves the client address of a request (trusted proxies); the socket peer by default. */
   clientAddress?: (request: IncomingMessage) => string;
   /** Answers a request before Koa when it returns an error (refusals known from memory). */
@@ -59,5 +61,14 @@ export function createHttpServer(options: HttpAppOptions): Server {
   }
   const handle = app.callback();
   const early = options.answerEarly;
-  return createServer(early ? (req, res) => void (frame.answerEarly(req, res, early) || handle(req, res)) : handle);
+  const server = createServer(early ? (req, res) => void (frame.answerEarly(req, res, early) || handle(req, res)) : handle);
+  if (options.keepAliveTimeoutMs !== undefined) {
+    // A load balancer reusing a connection the server has just closed gets a reset (a 502): the server must close last.
+    server.keepAliveTimeout = options.keepAliveTimeoutMs;
+    // Headers of a request must be allowed longer than an idle connection may wait for them.
+    server.headersTimeout = options.keepAliveTimeoutMs + 1_000;
+    // Bodies are at most APP_BODY_LIMIT_BYTES: a minute more than the headers is ample for any client.
+    server.requestTimeout = server.headersTimeout + 60_000;
+  }
+  return server;
 }
