@@ -14,7 +14,7 @@ import { type FuzzCase, type Operation, casesOf, operationsOf, send } from './re
 const seed = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const runsPerOperation = Number(process.env.FUZZ_RUNS ?? 40);
 // The whole file's budget, shared by the operations; a loaded machine runs fewer cases, never longer.
-const BUDGET_MS = 45_000;
+const BUDGET_MS = Number(process.env.FUZZ_BUDGET_MS ?? 45_000);
 
 /** Statuses that refuse a request: it must leave every table but the allowed ones as it found them. */
 const REFUSALS = new Set([400, 401, 403, 404, 405, 413, 415, 422]);
@@ -34,7 +34,8 @@ test.serial.before(async () => {
 test.after.always(() => provider?.stop());
 
 const app = useInstances(test, {
-  env: () => ({ APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]), APP_PUBLIC_URL: PUBLIC_URL, APP_JOB_WORKERS: '0' }),
+  // The test's own address is a trusted proxy, so fuzzed X-Forwarded-For is read, not ignored.
+  env: () => ({ APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]), APP_PUBLIC_URL: PUBLIC_URL, APP_JOB_WORKERS: '0', APP_TRUSTED_PROXIES: '127.0.0.1,::1' }),
   // The fuzzer sends hundreds of /auth requests from one address within a minute.
   options: { rateLimits: fixedRateLimits({ auth_ip: () => ({ limit: 1_000_000, periodSeconds: 60 }) }) },
   accounts: { admin: { roles: ['platform_admin'] } },

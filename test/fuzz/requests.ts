@@ -190,7 +190,10 @@ function headersOf(): fc.Arbitrary<Record<string, string>> {
   return fc.record(
     {
       'User-Agent': fc.oneof(headerText, fc.constantFrom('\u00ff\u00fe', 'curl/8.0')),
-      'X-Forwarded-For': fc.oneof(headerText, fc.constantFrom('1.2.3.4', '::1, 10.0.0.1', '[::1]:80', 'unknown, , ,')),
+      'X-Forwarded-For': fc.oneof(
+        headerText,
+        fc.constantFrom('1.2.3.4', '::1, 10.0.0.1', '[::1]:80', 'unknown, , ,', 'fe80::1%eth0', '::ffff:1.2.3.4', '[2001:db8::1]:443', '1.2.3.4:80', '999.1.1.1', '2001:db8::1, 127.0.0.1'),
+      ),
       'X-Request-Id': fc.oneof(headerText, fc.constantFrom('abc-123', 'a'.repeat(129))),
       Accept: fc.oneof(headerText, fc.constantFrom('application/json', 'text/html', '*/*')),
     },
