@@ -14,7 +14,7 @@ import { type FuzzCase, type Operation, casesOf, operationsOf, send } from './re
 const seed = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const runsPerOperation = Number(process.env.FUZZ_RUNS ?? 40);
 // The whole file's budget, shared by the operations; a loaded machine runs fewer cases, never longer.
-const BUDGET_MS = Number(process.env.FUZZ_BUDGET_MS ?? 45_000);
+const BUDGET_MS = Number(process.env.FUZZ_BUDGET_MS ?? 40_000);
 
 /** Statuses that refuse a request: it must leave every table but the allowed ones as it found them. */
 const REFUSALS = new Set([400, 401, 403, 404, 405, 413, 415, 422]);
