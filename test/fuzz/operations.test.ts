@@ -38,7 +38,7 @@ const app = useInstances(test, {
   env: () => ({ APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]), APP_PUBLIC_URL: PUBLIC_URL, APP_JOB_WORKERS: '0', APP_TRUSTED_PROXIES: '127.0.0.1,::1' }),
   // The fuzzer sends hundreds of /auth requests from one address within a minute.
   options: { rateLimits: fixedRateLimits({ auth_ip: () => ({ limit: 1_000_000, periodSeconds: 60 }) }) },
-  accounts: { admin: { roles: ['platform_admin'] } },
+  accounts: { admin: { roles: ['platform_admin'] }, plain: {} },
 });
 
 const known: Record<string, string[]> = {
@@ -85,7 +85,7 @@ async function authorizationFor(operation: Operation, fuzzCase: FuzzCase): Promi
   if (endsCaller(operation)) {
     return bearer((await accountWithToken(app.db.pool)).token).Authorization;
   }
-  return app.headers.admin.Authorization;
+  return app.headers[fuzzCase.caller].Authorization;
 }
 
 /** Why an answer breaks the rules, or undefined when it keeps them. */

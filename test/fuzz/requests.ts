@@ -38,8 +38,8 @@ export function operationsOf(document: { paths: Record<string, Record<string, Js
   );
 }
 
-/** Who calls: nobody, an account holding platform_admin, or a forger. */
-export type Caller = 'none' | 'admin' | 'garbage';
+/** Who calls: nobody, an account holding platform_admin, an account holding no role, or a forger. */
+export type Caller = 'none' | 'admin' | 'plain' | 'garbage';
 
 export interface Body {
   bytes: Buffer;
@@ -214,7 +214,7 @@ export function casesOf(operation: Operation, known: Record<string, string[]>): 
     .tuple(...operation.pathParams.map((name) => urlValue(known[name] ?? [])))
     .map((values) => operation.pathParams.reduce((text, name, index) => text.replace(`{${name}}`, values[index]!), operation.path));
   return fc.record({
-    caller: fc.constantFrom<Caller>('none', 'admin', 'admin', 'garbage'),
+    caller: fc.constantFrom<Caller>('none', 'admin', 'admin', 'admin', 'plain', 'garbage'),
     garbageAuthorization,
     method: fc.oneof({ weight: 9, arbitrary: fc.constant(operation.method) }, { weight: 1, arbitrary: fc.constantFrom(...OTHER_METHODS) }),
     path: fc.tuple(path, queryString(operation, known)).map(([pathText, query]) => pathText + query),
