@@ -9,7 +9,7 @@ import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
 import { createRuntimeSampler } from '../modules/health/runtimeStats.ts';
 import { createIdentitiesModule } from '../modules/identities/index.ts';
 import { createJobsModule } from '../modules/jobs/index.ts';
-import { maintenanceMode, maintenanceStatuses } from '../modules/maintenance/index.ts';
+import { maintenanceMode, maintenanceStatuses, registerMaintenanceMetrics } from '../modules/maintenance/index.ts';
 import { type RateLimitSettings, createRateLimitModule } from '../modules/ratelimit/index.ts';
 import { trackInstance } from '../modules/releases/index.ts';
 import { RETENTION_KINDS, createRetentionModule } from '../modules/retention/index.ts';
@@ -179,6 +179,7 @@ export async function startInstance(
   );
 
   const maintenanceOn = () => settings.reader.boolean('maintenance.enabled');
+  registerMaintenanceMetrics(registry, maintenanceOn);
   const server = createHttpServer({
     logger,
     routes,
