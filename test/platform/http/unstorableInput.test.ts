@@ -1,5 +1,6 @@
 // The outside probe's findings (issue 14, point 5): unstorable text and bad dates anywhere in a
 // request are 422 validation_failed, never a 500 with an error-level log line.
+import { request } from 'node:http';
 import test from 'ava';
 import { useInstances } from '../../support/fixture.ts';
 import { sendJson } from '../../support/http.ts';
@@ -65,17 +66,30 @@ test('a body nested deeper than the platform allows is 422, not a stack overflow
   await assertProblem(t, response, 422, 'validation_failed');
 });
 
-test('a request line Node cannot parse gets a problem, not a bare status line', async (t) => {
-  const { request } = await import('node:http');
+/** A GET sent with Node's client as is, for what fetch would refuse to send. */
+function rawGet(path: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string; body: string }> {
   const url = new URL(app.url('/'));
-  const answer = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
-    const outgoing = request({ host: url.hostname, port: url.port, path: '/ops/audit?x=\u00ff', agent: false }, (response) => {
+  return new Promise((resolve, reject) => {
+    const outgoing = request({ host: url.hostname, port: url.port, path, headers, agent: false }, (response) => {
       let body = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve({ status: response.statusCode!, type: String(response.headers['content-type']), body }));
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, type: String(response.headers['content-type']), body }));
     });
     outgoing.on('error', reject).end();
   });
+}
+
+test('a request line Node cannot parse gets a problem, not a bare status line', async (t) => {
+  const answer = await rawGet('/ops/audit?x=\u00ff');
   t.is(answer.status, 400);
   t.regex(answer.type, /^application\/problem\+json/);
   t.like(JSON.parse(answer.body), { status: 400, code: 'bad_request' });
+});
+
+test('headers over the parser limit get 431 headers_too_large as a problem', async (t) => {
+  const answer = await rawGet('/livez', { 'X-Padding': 'x'.repeat(20_000) });
+  t.is(answer.status, 431);
+  t.regex(answer.type, /^application\/problem\+json/);
+  t.like(JSON.parse(answer.body), { status: 431, code: 'headers_too_large' });
 });
