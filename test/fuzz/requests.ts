@@ -183,7 +183,7 @@ function bodyOf(operation: Operation, known: Record<string, string[]>): fc.Arbit
   return fc.oneof({ weight: operation.body ? 1 : 3, arbitrary: fc.constant(undefined) }, { weight: operation.body ? 5 : 1, arbitrary: body });
 }
 
-// Header values as an HTTP parser lets them through: tab, visible ASCII and obs-text (0x80-0xff).
+// Header values as an HTTP parser lets them through: space, visible ASCII and obs-text (0x80-0xff).
 const headerText = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((code) => code !== 0x7f).map((code) => String.fromCharCode(code)), maxLength: 300 });
 
 function headersOf(): fc.Arbitrary<Record<string, string>> {
