@@ -42,12 +42,18 @@ test('job queues, lease and test jobs are read and checked', (t) => {
   t.throws(() => loadConfig({ APP_TEST_JOBS: '1', NODE_ENV: 'production' }), { message: /APP_TEST_JOBS/ });
 });
 
-for (const value of ['0.0.0.0/0', '::/0', '10.0.0.0/8,proxy.internal', '10.0.0.0/40', '10.0.0.0/8,']) {
+for (const value of ['0.0.0.0/0', '::/0', '0.0.0.0/1,128.0.0.0/1', '::/1,8000::/1', '10.0.0.0/8,proxy.internal', '10.0.0.0/40', '10.0.0.0/8,']) {
   test(`APP_TRUSTED_PROXIES=${value} stops start-up naming the variable`, (t) => {
     const error = t.throws(() => loadConfig({ APP_TRUSTED_PROXIES: value }), { instanceOf: ConfigError });
     t.regex(error!.message, /APP_TRUSTED_PROXIES/);
   });
 }
+
+test('APP_TRUSTED_PROXIES refuses ranges that together trust every address with the message of /0', (t) => {
+  const whole = t.throws(() => loadConfig({ APP_TRUSTED_PROXIES: '0.0.0.0/0' }), { instanceOf: ConfigError });
+  const halves = t.throws(() => loadConfig({ APP_TRUSTED_PROXIES: '0.0.0.0/1,128.0.0.0/1' }), { instanceOf: ConfigError });
+  t.is(halves!.message.replace('0.0.0.0/1,128.0.0.0/1', '0.0.0.0/0'), whole!.message);
+});
 
 test('APP_TRUSTED_PROXIES lists ranges; unset trusts nobody', (t) => {
   t.deepEqual(loadConfig({}).trustedProxies, []);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../../platform/http/route.ts';
+import { dateTime } from '../../platform/http/schemas.ts';
 import { ACTION_PATTERN, ACTOR_KINDS, OUTCOMES } from './record.ts';
 import type { AuditQueries } from './queries.ts';
 import type { StoredAuditEvent } from './store.ts';
@@ -7,8 +8,6 @@ import type { StoredAuditEvent } from './store.ts';
 const DAY_MS = 86_400_000;
 const STATS_DEFAULT_DAYS = 7;
 const STATS_MAX_DAYS = 90;
-
-const timestamp = z.iso.datetime({ offset: true }).transform((text) => new Date(text));
 
 const filterFields = {
   action: z.string().max(200).regex(ACTION_PATTERN, 'must be dotted lowercase segments such as settings.value.changed').optional(),
@@ -19,8 +18,8 @@ const filterFields = {
   resource_id: z.string().max(200).optional(),
   outcome: z.enum(OUTCOMES).optional(),
   request_id: z.string().max(128).optional(),
-  from: timestamp.optional().describe('Inclusive, RFC 3339'),
-  to: timestamp.optional().describe('Exclusive, RFC 3339'),
+  from: dateTime().optional().describe('Inclusive, RFC 3339'),
+  to: dateTime().optional().describe('Exclusive, RFC 3339'),
 };
 
 const fromBeforeTo = (query: { from?: Date | undefined; to?: Date | undefined }, ctx: z.RefinementCtx) => {

@@ -38,23 +38,62 @@ export function addressNetwork(address: string): string {
   if (!address.includes(':')) {
     return address;
   }
+  return `${ipv6Groups(address).slice(0, 4).join(':')}::/64`;
+}
+
+/** The eight groups of a canonical IPv6 address, `::` expanded. */
+function ipv6Groups(address: string): string[] {
   const [head = '', tail] = address.split('::');
   const left = head ? head.split(':') : [];
   const right = tail === undefined ? [] : tail ? tail.split(':') : [];
-  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${groups.slice(0, 4).join(':')}::/64`;
+  return [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+}
+
+/** An address (canonical, as normaliseAddress gives it) as a number of 32 or 128 bits. */
+function addressBits(address: string): bigint {
+  if (!address.includes(':')) {
+    return BigInt(ipv4Number(address));
+  }
+  return ipv6Groups(address).reduce((value, group) => (value << 16n) | BigInt(parseInt(group, 16)), 0n);
+}
+
+const IPV4_MAPPED_BASE = 0xffffn << 32n;
+
+/**
+ * True when the ranges together hold every address of `bits` bits. IPv4 ranges count towards
+ * IPv6 as the IPv4-mapped addresses they also trust.
+ */
+function coversEverything(ranges: ProxyRange[], bits: 32 | 128): boolean {
+  const spans = ranges
+    .filter((range) => bits === 128 || range.family === 4)
+    .map((range) => {
+      const lifted = bits === 128 && range.family === 4;
+      const width = BigInt(bits - (lifted ? range.prefix + 96 : range.prefix));
+      const start = (((lifted ? IPV4_MAPPED_BASE : 0n) | addressBits(range.network)) >> width) << width;
+      return { start, end: start + (1n << width) };
+    })
+    .sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+  let covered = 0n;
+  for (const span of spans) {
+    if (span.start > covered) {
+      return false;
+    }
+    covered = span.end > covered ? span.end : covered;
+  }
+  return covered >= 1n << BigInt(bits);
 }
 
 /**
  * Parses APP_TRUSTED_PROXIES: comma-separated `<network>/<prefix>` ranges, a single address
- * meaning /32 or /128. Throws naming the entry for anything else, and for any /0 (trusting every
- * address would let any client choose its own address).
+ * meaning /32 or /128. Throws naming the entry for anything else, and for any /0 or list of
+ * ranges that together hold every IPv4 or every IPv6 address (trusting every address would let
+ * any client choose its own address).
  */
 export function parseTrustedProxies(value: string): ProxyRange[] {
   if (value.trim() === '') {
     return [];
   }
-  return value.split(',').map((raw) => {
+  const ranges = value.split(',').map((raw): ProxyRange => {
     const entry = raw.trim();
     const match = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(entry);
     const address = match ? normaliseAddress(match[1]!) : undefined;
@@ -75,6 +114,10 @@ export function parseTrustedProxies(value: string): ProxyRange[] {
     }
     return { network: address, prefix, family };
   });
+  if (coversEverything(ranges, 32) || coversEverything(ranges, 128)) {
+    throw new Error(`"${value.trim()}" would trust every address`);
+  }
+  return ranges;
 }
 
 export interface ClientAddressResolver {

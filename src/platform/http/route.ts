@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
+import { storableText } from './schemas.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -87,7 +88,8 @@ export function requestInfo(ctx: Context): RequestInfo {
     requestId: ctx.state.requestId as string,
     actor: ctx.state.actor as Actor | undefined,
     clientAddress: ctx.state.clientAddress as string,
-    userAgent: ctx.get('User-Agent'),
+    // Stored with audit events and sessions; HTTP parsers differ on what header bytes they let through.
+    userAgent: storableText(ctx.get('User-Agent')),
     header: (name) => ctx.get(name),
     setHeader: (name, value) => ctx.set(name, value),
     setStatus: (status) => {

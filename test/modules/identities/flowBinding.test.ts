@@ -116,8 +116,12 @@ test.serial('a state or code that is not text the service could have made is ref
   const started = await start();
   const cookie = flowCookieOf(started);
   const base = `${PUBLIC_URL}/auth/providers/acme/callback`;
-  for (const state of ['%00', `${stateOf(started)}%00`, '%ED%A0%80', 'a'.repeat(512)]) {
+  for (const state of ['%ED%A0%80', 'a'.repeat(512)]) {
     await assertProblem(t, await callback(new URL(`${base}?code=x&state=${state}`), cookie), 401, 'invalid_state');
+  }
+  // NUL is refused by the router for every text field (ADR 0080) before the route looks at state.
+  for (const state of ['%00', `${stateOf(started)}%00`]) {
+    await assertProblem(t, await callback(new URL(`${base}?code=x&state=${state}`), cookie), 422, 'validation_failed');
   }
   await assertProblem(t, await callback(new URL(`${base}?code=a%00b&state=${stateOf(started)}`), cookie), 422, 'validation_failed');
   await assertProblem(t, await callback(new URL(`${base}?code=%E2%80%A8&state=${stateOf(started)}`), cookie), 422, 'validation_failed');

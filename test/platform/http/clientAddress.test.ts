@@ -48,6 +48,29 @@ for (const entry of [
   });
 }
 
+for (const list of [
+  '0.0.0.0/1,128.0.0.0/1',
+  '::/1,8000::/1',
+  '128.0.0.0/2, 192.0.0.0/2, 0.0.0.0/1',
+  '0.0.0.0/1,64.0.0.0/2,128.0.0.0/1',
+  '::ffff:0.0.0.0/97,128.0.0.0/1',
+  '::/1,8000::/2,c000::/2,10.0.0.1',
+]) {
+  test(`"${list}" together holds every address and is refused like /0`, (t) => {
+    t.throws(() => parseTrustedProxies(list), { message: `"${list}" would trust every address` });
+  });
+}
+
+test('the same message refuses /0 and a list that holds every address', (t) => {
+  t.throws(() => parseTrustedProxies('0.0.0.0/0'), { message: '"0.0.0.0/0" would trust every address' });
+});
+
+for (const list of ['0.0.0.0/1,128.0.0.0/2', '::/1,8000::/2,c000::/3', '0.0.0.0/1,::/1,8000::/2']) {
+  test(`"${list}" leaves addresses untrusted and is accepted`, (t) => {
+    t.is(parseTrustedProxies(list).length, list.split(',').length);
+  });
+}
+
 test('addresses are normalised: IPv6 compressed and lower case, zone dropped, IPv4-mapped to IPv4', (t) => {
   t.is(normaliseAddress('203.0.113.9'), '203.0.113.9');
   t.is(normaliseAddress('2001:DB8:0:0:0:0:0:1'), '2001:db8::1');
