@@ -186,6 +186,7 @@ export async function startInstance(
     statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses, rateLimits.statuses, identities.statuses, retention.statuses],
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
+    requestDeadlineMs: config.requestDeadlineMs,
     draining: () => readiness.draining,
     clientAddress: (request) => clientAddress.resolve(request.socket.remoteAddress, request.headers['x-forwarded-for']),
     // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.

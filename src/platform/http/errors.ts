@@ -53,6 +53,7 @@ export const platformStatuses = {
   rate_limited: 429,
   internal_error: 500,
   unavailable: 503,
+  database_unavailable: 503,
 } as const satisfies StatusTable;
 
 export const notFound = (detail: string) => new AppError('not_found', detail);

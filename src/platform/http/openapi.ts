@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
-import { type AnyRoute, requiresBearer } from './route.ts';
+import { type AnyRoute, needsDatabase, requiresBearer } from './route.ts';
 
 export interface OpenApiInfo {
   title: string;
@@ -79,7 +79,21 @@ function responses(route: AnyRoute): JsonObject {
       content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
     };
   }
+  if (needsDatabase(route)) {
+    out['503'] = {
+      description: `${STATUS_CODES[503]}: database_unavailable when the database refuses, fails or does not answer within the request deadline${
+        route.problems?.some((code) => code.endsWith('_query_timeout')) ? ', or this route\'s own query timeout' : ''
+      }`,
+      headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } } },
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    };
+  }
   return out;
+}
+
+/** The codes a route declares, and database_unavailable for every route that needs the database. */
+function problemCodes(route: AnyRoute): string[] {
+  return [...(route.problems ?? []), ...(needsDatabase(route) ? ['database_unavailable'] : [])];
 }
 
 /** The OpenAPI 3.1 document of the given routes; deterministic, so the committed copy can be diffed. */
@@ -93,7 +107,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: OpenApiInfo): Jso
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       ...(route.permission ? { 'x-permission': route.permission } : {}),
-      ...(route.problems ? { 'x-problem-codes': route.problems } : {}),
+      ...(problemCodes(route).length > 0 ? { 'x-problem-codes': problemCodes(route) } : {}),
       ...(requiresBearer(route) ? { security: [{ bearer: [] }] } : { security: [] }),
       parameters: parameters(route),
       ...(route.body
