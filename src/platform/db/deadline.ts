@@ -1,9 +1,41 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-/** The moment by which a request's database work must be done. */
+/**
+ * How long a request may still wait on the database. It counts only time spent waiting (for a
+ * connection, for a statement), overlapping waits once: a slow password hash or identity provider
+ * spends none of it.
+ */
 export interface DatabaseDeadline {
-  /** Milliseconds left; 0 or less once passed. */
+  /** Milliseconds of waiting left; 0 or less once passed. */
   remainingMs(): number;
+  /** Starts a wait on the database; the returned function ends it (calling it again does nothing). */
+  startWaiting(): () => void;
+}
+
+function databaseBudget(ms: number): DatabaseDeadline {
+  let spent = 0;
+  let waiting = 0;
+  let since = 0;
+  return {
+    remainingMs: () => ms - spent - (waiting > 0 ? performance.now() - since : 0),
+    startWaiting() {
+      if (waiting === 0) {
+        since = performance.now();
+      }
+      waiting += 1;
+      let ended = false;
+      return () => {
+        if (ended) {
+          return;
+        }
+        ended = true;
+        waiting -= 1;
+        if (waiting === 0) {
+          spent += performance.now() - since;
+        }
+      };
+    },
+  };
 }
 
 /**
@@ -31,11 +63,10 @@ const deadlines = new AsyncLocalStorage<DatabaseDeadline>();
 
 /**
  * Runs work with a deadline every pool checkout and statement it starts is bounded by (see
- * createPool): the request frame's way to hand its deadline to code that only sees a pool.
+ * createPool): the router's way to hand a request's deadline to code that only sees a pool.
  */
 export function withDatabaseDeadline<T>(ms: number, work: () => T): T {
-  const at = performance.now() + ms;
-  return deadlines.run({ remainingMs: () => at - performance.now() }, work);
+  return deadlines.run(databaseBudget(ms), work);
 }
 
 /** The deadline of the work calling, if any (background work has none). */

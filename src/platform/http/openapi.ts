@@ -31,6 +31,15 @@ const problemSchema: JsonObject = {
   },
 };
 
+/** Every route that needs the database may answer this; its own 503 codes, if any, are in x-problem-codes. */
+const databaseUnavailable: JsonObject = {
+  description:
+    'database_unavailable: the database refused, failed or did not answer within the request deadline (APP_REQUEST_DEADLINE_SECONDS). ' +
+    'Other 503 codes this operation lists in x-problem-codes use the same shape.',
+  headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } } },
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+};
+
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
   const converted = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonObject;
   delete converted.$schema;
@@ -80,13 +89,7 @@ function responses(route: AnyRoute): JsonObject {
     };
   }
   if (needsDatabase(route)) {
-    out['503'] = {
-      description: `${STATUS_CODES[503]}: database_unavailable when the database refuses, fails or does not answer within the request deadline${
-        route.problems?.some((code) => code.endsWith('_query_timeout')) ? ', or this route\'s own query timeout' : ''
-      }`,
-      headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } } },
-      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-    };
+    out['503'] = { $ref: '#/components/responses/DatabaseUnavailable' };
   }
   return out;
 }
@@ -124,6 +127,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: OpenApiInfo): Jso
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       schemas: { Problem: problemSchema },
+      responses: { DatabaseUnavailable: databaseUnavailable },
     },
   };
 }

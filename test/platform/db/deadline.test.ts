@@ -25,19 +25,39 @@ test.serial('a statement still running at the deadline fails as unavailable and 
   t.is((await withDatabaseDeadline(5_000, () => db.pool.query('select 1 as one'))).rows[0].one, 1);
 });
 
-test.serial('a transaction past its deadline commits nothing, even when its work finishes later', async (t) => {
+test.serial('a transaction that runs out of its deadline commits nothing, not even its earlier statements', async (t) => {
   const error = await t.throwsAsync(
     withDatabaseDeadline(300, () =>
       withTransaction(db.pool, async (tx) => {
         await tx.query(`insert into deadline_marks (mark) values ('late')`);
-        // Work that is not a statement outlives the deadline; the commit after it must not be sent.
-        await new Promise((resolve) => setTimeout(resolve, 600));
-        await tx.query(`insert into deadline_marks (mark) values ('late')`).catch(() => undefined);
+        await tx.query('select pg_sleep(30)');
       }),
     ),
   );
   t.is(databaseUnavailableReason(error), 'deadline');
   t.is(await marks('late'), 0);
+});
+
+test.serial('once the deadline is spent, later statements of the request are refused at once, commit included', async (t) => {
+  await t.throwsAsync(
+    withDatabaseDeadline(300, async () => {
+      await t.throwsAsync(db.pool.query('select pg_sleep(30)'));
+      await withTransaction(db.pool, (tx) => tx.query(`insert into deadline_marks (mark) values ('after')`));
+    }),
+  );
+  t.is(await marks('after'), 0);
+});
+
+test.serial('time not spent waiting on the database does not count against the deadline', async (t) => {
+  await withDatabaseDeadline(1_500, () =>
+    withTransaction(db.pool, async (tx) => {
+      await tx.query(`insert into deadline_marks (mark) values ('slow hash')`);
+      // A slow password hash or identity provider between statements, not a slow database.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await tx.query(`insert into deadline_marks (mark) values ('slow hash')`);
+    }),
+  );
+  t.is(await marks('slow hash'), 2);
 });
 
 test.serial('work within its deadline commits as usual; work outside any deadline is not bounded', async (t) => {
