@@ -40,8 +40,15 @@ type QueryCallback = (err: Error | null, result?: unknown) => void;
 const deadlineError = () => new DatabaseUnavailableError('deadline');
 
 /**
- * Bounds every statement of a checked-out client by the deadline of its checkout. At the deadline
- * the connection is destroyed, not returned: a frozen server never answers, and a statement still
+ * How long past the deadline a running statement is left before its connection is destroyed: a
+ * live server answers its own statement_timeout in that time (a module's bounded read keeps its
+ * *_query_timeout code when its bound equals the deadline); a frozen one answers nothing anyway.
+ */
+export const STATEMENT_GRACE_MS = 1_000;
+
+/**
+ * Bounds every statement of a checked-out client by the deadline of its checkout. Past it (and
+ * the grace) the connection is destroyed, not returned: a frozen server never answers, and a statement still
  * running there must never land on the next user of the connection nor commit later.
  */
 function boundStatements(client: pg.PoolClient, deadlineOf: (client: pg.PoolClient) => DatabaseDeadline | undefined): void {
@@ -69,7 +76,7 @@ function boundStatements(client: pg.PoolClient, deadlineOf: (client: pg.PoolClie
       timedOut = true;
       // Destroyed with the reason, so every query on it (and pool.query's own error handler) sees it.
       (client as unknown as { connection: { stream: { destroy(error: Error): void } } }).connection.stream.destroy(deadlineError());
-    }, remaining);
+    }, remaining + STATEMENT_GRACE_MS);
     const settle = (error: Error | null) => {
       clearTimeout(timer);
       stopWaiting();
