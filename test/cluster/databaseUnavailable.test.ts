@@ -79,6 +79,10 @@ async function assertMemoryRoutesAnswer(t: ExecutionContext): Promise<void> {
     t.is(response.status, 200, path);
     await response.arrayBuffer();
   }
+  // Readiness reports the outage itself (its own bounded probe), as its 503 body rather than a problem.
+  const ready = await call({ method: 'GET', path: '/readyz' });
+  t.is(ready.status, 503);
+  t.like(await ready.json(), { status: 'unavailable' });
 }
 
 /** The 503 PUT left no trace: the value, the history and the audit trail are as before. */

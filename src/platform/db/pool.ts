@@ -143,7 +143,10 @@ export function createPool(options: PoolOptions): InstrumentedPool {
     }, remaining);
     connect((err, client, done) => {
       if (answered) {
-        done();
+        // pg-pool's own acquire timeout answers with the error alone: no connection to give back.
+        if (client && !err) {
+          done();
+        }
         return;
       }
       answered = true;

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { DatabaseUnavailableError, withDatabaseDeadline } from '../../../src/platform/db/deadline.ts';
+import { createPool } from '../../../src/platform/db/pool.ts';
 import { withTransaction } from '../../../src/platform/db/transaction.ts';
 import { databaseUnavailableReason } from '../../../src/platform/db/unavailable.ts';
 import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
@@ -78,6 +79,21 @@ test.serial('waiting for a connection ends at the deadline; the connection that 
   }
   t.is((await db.pool.query('select 1 as one')).rows[0].one, 1);
   t.is(db.pool.waitingCount, 0);
+});
+
+test.serial('a checkout given up at the deadline is not touched again when the pool gives up on it later', async (t) => {
+  const pool = createPool({ connectionString: db.url, max: 1, applicationName: 'backplane-test', acquireTimeoutMs: 400 });
+  const held = await pool.connect();
+  try {
+    const error = await t.throwsAsync(withDatabaseDeadline(100, () => pool.query('select 1')));
+    t.is(databaseUnavailableReason(error), 'deadline');
+    // pg-pool's own acquire timeout fires for the same checkout at 400 ms, with no connection.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+  } finally {
+    held.release();
+  }
+  t.is((await pool.query('select 1 as one')).rows[0].one, 1);
+  await pool.end();
 });
 
 test('outage errors are told apart from other failures', (t) => {
