@@ -1,4 +1,5 @@
 // Compiles src/ to dist/ and records what git says of this build (commit, time, uncommitted changes).
+// An image build has no .git: it passes BUILD_COMMIT and BUILD_TIME (deploy/Dockerfile's build arguments).
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -18,11 +19,12 @@ execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 
   cwd: root,
   stdio: 'inherit',
 });
-const commit = git(['rev-parse', 'HEAD']);
+const given = process.env.BUILD_COMMIT || undefined;
+const commit = given ?? git(['rev-parse', 'HEAD']);
 const info = {
   commit,
-  buildTime: new Date().toISOString(),
-  modified: commit !== undefined && (git(['status', '--porcelain', '--untracked-files=no']) ?? '') !== '',
+  buildTime: process.env.BUILD_TIME || new Date().toISOString(),
+  modified: given === undefined && commit !== undefined && (git(['status', '--porcelain', '--untracked-files=no']) ?? '') !== '',
 };
 mkdirSync(join(root, 'dist'), { recursive: true });
 writeFileSync(join(root, 'dist', 'build-info.json'), JSON.stringify(info) + '\n');

@@ -8,6 +8,7 @@ const USAGE = `usage: backplane <command>
   serve [--instances N] [--port P]          run the clustered service
   migrate up | migrate status [--json]      apply or inspect migrations
   accounts create --email E [--role R]... [--password-stdin] | accounts list
+  accounts lock|unlock --email E [--reason R]   end (or allow again) an account's access everywhere (audited)
   roles create NAME --permission P... | roles grant EMAIL ROLE | roles list   (audited; --reason R)
   token issue --email E [--ttl 15m]         print a bearer token for an account (audited)
   maintenance on|off [--message M] [--retry-after 5m] --reason R

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
+import client from 'prom-client';
 import { ensureAuditEventPartitions } from '../modules/audit/index.ts';
 import { migrateUp } from '../platform/db/migrations.ts';
 import { createPool } from '../platform/db/pool.ts';
@@ -8,7 +9,9 @@ import { createLogger } from '../platform/logging/logger.ts';
 import type { Config } from './config.ts';
 import { openDatabase } from './database.ts';
 import { openSecretBox } from './encryptionKey.ts';
-import { DRAIN_MESSAGE } from './messages.ts';
+import { checkListenAddress } from './listenAddress.ts';
+import { watchLiveness } from './liveness.ts';
+import { DRAIN_MESSAGE, LISTENER_CLOSED_MESSAGE, STOPPED_ACCEPTING_MESSAGE } from './messages.ts';
 import { serveClusterMetrics } from './metricsServer.ts';
 
 const RESTART_BASE_MS = 500;
@@ -21,6 +24,26 @@ interface Slot {
   worker: Worker | undefined;
   startedAt: number;
   crashes: number;
+  /** Set when the primary killed it for not answering its liveness ping. */
+  unresponsive: boolean;
+}
+
+function supervisionMetrics() {
+  const registry = new client.Registry();
+  return {
+    registry,
+    databaseRestarts: new client.Counter({
+      name: 'backplane_embedded_database_restarts_total',
+      help: 'Times the primary started the embedded PostgreSQL again after its postmaster died',
+      registers: [registry],
+    }),
+    instanceRestarts: new client.Counter({
+      name: 'backplane_instance_restarts_total',
+      help: 'Instances the primary forked again: reason="exited" (crashed or stopped), "unresponsive" (killed after missing liveness pings)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+  };
 }
 
 async function migrate(url: string, logger: Logger): Promise<void> {
@@ -50,34 +73,89 @@ export async function runPrimary(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, { role: 'primary' });
   // Fails fast on a bad key, and creates the development key once before instances race for it.
   openSecretBox(config);
+  // Every setting an instance would trip over is refused here, before anything starts.
+  await checkListenAddress(config.host, config.port, 'PORT');
+  if (config.metricsPort !== 0) {
+    await checkListenAddress(config.host, config.metricsPort, 'APP_METRICS_PORT');
+  }
+  const metrics = supervisionMetrics();
   const database = await openDatabase(config, logger);
   logger.info(`using ${database.description}`);
   await migrate(database.url, logger);
+  database.supervise({
+    died: () => logger.error('embedded PostgreSQL died; restarting it'),
+    restarting: (attempt, delayMs, error) =>
+      logger[error ? 'error' : 'warn']({ attempt, restart_in_ms: delayMs, err: error }, error ? 'embedded PostgreSQL did not start; trying again' : 'embedded PostgreSQL restarting'),
+    restarted: (attempt) => {
+      metrics.databaseRestarts.inc();
+      logger.warn({ attempt }, 'embedded PostgreSQL restarted');
+    },
+  });
 
   let shuttingDown = false;
   let announced = false;
   let metricsServer: Server | undefined;
   const listening = new Set<number>();
-  const slots: Slot[] = Array.from({ length: config.instances }, (_v, index) => ({ index, worker: undefined, startedAt: 0, crashes: 0 }));
+  const slots: Slot[] = Array.from({ length: config.instances }, (_v, index) => ({ index, worker: undefined, startedAt: 0, crashes: 0, unresponsive: false }));
+  // Workers still accepting on the port during a shutdown: the listener closes with the last one.
+  const accepting = new Set<Worker>();
+  const liveness = watchLiveness(config.instanceLivenessMs, (worker, silentMs) => {
+    const slot = slots.find((s) => s.worker === worker);
+    if (!slot || shuttingDown) {
+      return;
+    }
+    slot.unresponsive = true;
+    logger.error({ worker: slot.index + 1, pid: worker.process.pid, silent_ms: Math.round(silentMs) }, 'instance did not answer the liveness ping; killing it');
+    worker.process.kill('SIGKILL');
+  });
+
+  let listenerClosed = false;
+  const reportListenerClosed = () => {
+    if (shuttingDown && accepting.size === 0 && !listenerClosed) {
+      listenerClosed = true;
+      for (const slot of slots) {
+        if (slot.worker?.isConnected()) {
+          slot.worker.send(LISTENER_CLOSED_MESSAGE, () => undefined);
+        }
+      }
+    }
+  };
 
   const fork = (slot: Slot) => {
     slot.startedAt = Date.now();
-    slot.worker = cluster.fork({
+    slot.unresponsive = false;
+    const worker = cluster.fork({
       DATABASE_URL: database.url,
       PORT: String(config.port),
       BACKPLANE_WORKER_SLOT: String(slot.index + 1),
     });
+    slot.worker = worker;
+    liveness.watch(worker);
     listening.delete(slot.index);
-    slot.worker.on('listening', () => {
+    worker.on('listening', () => {
       listening.add(slot.index);
       if (!announced && listening.size === slots.length) {
         announced = true;
         announce(config, logger);
       }
     });
+    worker.on('message', (message) => {
+      if (message !== STOPPED_ACCEPTING_MESSAGE) {
+        return;
+      }
+      // Outside a shutdown the other instances keep the port open: this one may close its connections now.
+      if (!shuttingDown) {
+        worker.send(LISTENER_CLOSED_MESSAGE, () => undefined);
+        return;
+      }
+      accepting.delete(worker);
+      reportListenerClosed();
+    });
   };
 
   cluster.on('exit', (worker, code, signal) => {
+    accepting.delete(worker);
+    reportListenerClosed();
     const slot = slots.find((s) => s.worker === worker);
     if (!slot || shuttingDown) {
       return;
@@ -85,7 +163,9 @@ export async function runPrimary(config: Config): Promise<void> {
     slot.worker = undefined;
     slot.crashes = Date.now() - slot.startedAt > STABLE_AFTER_MS ? 1 : slot.crashes + 1;
     const delay = Math.min(RESTART_MAX_MS, RESTART_BASE_MS * 2 ** (slot.crashes - 1));
-    logger.error({ worker: slot.index + 1, code, signal, restart_in_ms: delay }, 'instance exited; restarting');
+    const reason = slot.unresponsive ? 'unresponsive' : 'exited';
+    metrics.instanceRestarts.inc({ reason });
+    logger.error({ worker: slot.index + 1, code, signal, reason, restart_in_ms: delay }, 'instance exited; restarting');
     setTimeout(() => {
       if (!shuttingDown) {
         fork(slot);
@@ -94,7 +174,7 @@ export async function runPrimary(config: Config): Promise<void> {
   });
 
   if (config.metricsPort !== 0) {
-    metricsServer = await serveClusterMetrics(config.metricsPort, config.host);
+    metricsServer = await serveClusterMetrics(config.metricsPort, config.host, metrics.registry);
     logger.info(`metrics on http://${config.host}:${config.metricsPort}/metrics`);
   }
   slots.forEach(fork);
@@ -104,12 +184,14 @@ export async function runPrimary(config: Config): Promise<void> {
       return;
     }
     shuttingDown = true;
+    liveness.stop();
     logger.info({ signal }, 'draining instances');
     const workers = slots.map((slot) => slot.worker).filter((worker): worker is Worker => worker !== undefined);
     const exits = workers.map((worker) => new Promise<void>((resolve) => (worker.isDead() ? resolve() : worker.once('exit', () => resolve()))));
     for (const worker of workers) {
       if (worker.isConnected()) {
-        worker.send(DRAIN_MESSAGE);
+        accepting.add(worker);
+        worker.send(DRAIN_MESSAGE, () => undefined);
       }
     }
     const deadline = setTimeout(() => {

@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { type ProxyRange, parseTrustedProxies } from '../platform/http/clientAddress.ts';
@@ -33,6 +34,12 @@ export interface Config {
   oidcProviders: ProviderSpec[];
   logLevel: string;
   production: boolean;
+  /** APP_EMBEDDED_DATABASE=1: production may run the embedded database (one pod, one database). */
+  embeddedDatabase: boolean;
+  /** An instance silent to the primary's liveness ping this long is killed and replaced. */
+  instanceLivenessMs: number;
+  /** Idle keep-alive time of API connections: above load balancers' idle timeouts, so they close first. */
+  keepAliveTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -82,6 +89,25 @@ function trustedProxies(env: Env): ProxyRange[] {
   }
 }
 
+/** The auth module imports the key as PKCS#8 Ed25519 (jose importPKCS8): refuse anything else here, once. */
+function jwtPrivateKey(env: Env): string | undefined {
+  const raw = env.APP_JWT_PRIVATE_KEY;
+  if (!raw?.trim()) {
+    return undefined;
+  }
+  const pem = raw.replace(/\\n/g, '\n');
+  let type: string | undefined;
+  try {
+    type = createPrivateKey({ key: pem, format: 'pem' }).asymmetricKeyType;
+  } catch {
+    type = undefined;
+  }
+  if (type !== 'ed25519' || !pem.startsWith('-----BEGIN PRIVATE KEY-----')) {
+    throw new ConfigError('APP_JWT_PRIVATE_KEY must be an Ed25519 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)');
+  }
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -114,6 +140,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (!Array.isArray(oidcProviders)) {
     throw new ConfigError(`APP_OIDC_PROVIDERS ${oidcProviders.problem}`);
   }
+  const embeddedDatabase = flag(env, 'APP_EMBEDDED_DATABASE');
+  // Each pod of a Deployment would get a database of its own, sharing no limit, job slot or setting.
+  if (production && !databaseUrl && !embeddedDatabase) {
+    throw new ConfigError('DATABASE_URL is required when NODE_ENV=production (set APP_EMBEDDED_DATABASE=1 to run the embedded database anyway)');
+  }
   return {
     host: env.HOST || '0.0.0.0',
     port,
@@ -132,10 +163,13 @@ export function loadConfig(env: Env = process.env): Config {
     requestDeadlineMs: integer(env, 'APP_REQUEST_DEADLINE_SECONDS', 5, 1, 300) * 1000,
     trustedProxies: trustedProxies(env),
     encryptionKey: env.APP_ENCRYPTION_KEY || undefined,
-    jwtPrivateKey: env.APP_JWT_PRIVATE_KEY || undefined,
+    jwtPrivateKey: jwtPrivateKey(env),
     publicUrl: publicUrl.replace(/\/$/, ''),
     oidcProviders,
     logLevel,
     production,
+    embeddedDatabase,
+    instanceLivenessMs: integer(env, 'APP_INSTANCE_LIVENESS_SECONDS', 30, 2, 600) * 1000,
+    keepAliveTimeoutMs: integer(env, 'APP_KEEP_ALIVE_TIMEOUT_SECONDS', 65, 1, 3600) * 1000,
   };
 }

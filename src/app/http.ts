@@ -18,6 +18,8 @@ export interface HttpAppOptions {
   statuses: StatusTable[];
   metrics: HttpMetrics;
   bodyLimitBytes: number;
+  /** How long an idle keep-alive connection stays open (Node's default is 5 s). */
+  keepAliveTimeoutMs?: number;
   /** How long a route that needs the database may wait on it (connection and statements); 5 s by default. */
   requestDeadlineMs?: number;
   /** Resolves the client address of a request (trusted proxies); the socket peer by default. */
@@ -68,5 +70,14 @@ export function createHttpServer(options: HttpAppOptions): Server {
   }
   const handle = app.callback();
   const early = options.answerEarly;
-  return createServer(early ? (req, res) => void (frame.answerEarly(req, res, early) || handle(req, res)) : handle);
+  const server = createServer(early ? (req, res) => void (frame.answerEarly(req, res, early) || handle(req, res)) : handle);
+  if (options.keepAliveTimeoutMs !== undefined) {
+    // A load balancer reusing a connection the server has just closed gets a reset (a 502): the server must close last.
+    server.keepAliveTimeout = options.keepAliveTimeoutMs;
+    // Headers of a request must be allowed longer than an idle connection may wait for them.
+    server.headersTimeout = options.keepAliveTimeoutMs + 1_000;
+    // Bodies are at most APP_BODY_LIMIT_BYTES: a minute more than the headers is ample for any client.
+    server.requestTimeout = server.headersTimeout + 60_000;
+  }
+  return server;
 }

@@ -1,9 +1,11 @@
 import { createTokenVerifier } from '../modules/auth/accessTokens.ts';
+import { bearerToken } from '../modules/auth/index.ts';
 import { requestOrigin } from '../platform/http/route.ts';
 import { completeSignIn } from '../modules/auth/sessions.ts';
 import { createAccount } from '../modules/auth/service.ts';
 import type { SigningKey } from '../modules/auth/signingKeys.ts';
 import { deleteAccount, findAccountByEmail, findAccountById, lockAccount } from '../modules/auth/store/accounts.ts';
+import { isSessionEnded } from '../modules/auth/store/sessions.ts';
 import {
   type AccountsPort,
   type CanStillSignIn,
@@ -14,8 +16,6 @@ import {
 } from '../modules/identities/index.ts';
 import type { Queryable } from '../platform/db/pool.ts';
 import { unauthenticated } from '../platform/http/errors.ts';
-
-const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/;
 
 /** The accounts table (auth module) as the identities module needs it. */
 export const identityAccounts: AccountsPort = {
@@ -48,14 +48,14 @@ export const canStillSignIn: CanStillSignIn = async (tx, accountId, without) => 
 export function identifyCaller(db: Queryable, signingKey: SigningKey): IdentifyCaller {
   const verify = createTokenVerifier([signingKey.publicJwk]);
   return async (header) => {
-    const match = BEARER.exec(header.trim());
-    const claims = match ? await verify(match[1]!) : 'invalid';
+    const token = bearerToken(header);
+    const claims = token ? await verify(token) : 'invalid';
     if (typeof claims === 'string') {
       throw unauthenticated('The bearer token is not valid; sign in again to link a provider.');
     }
     const account = await findAccountById(db, claims.accountId);
-    if (!account) {
-      throw unauthenticated('The bearer token names an account that no longer exists.');
+    if (!account || account.lockedAt || (claims.sessionId !== undefined && (await isSessionEnded(db, claims.sessionId)))) {
+      throw unauthenticated('The bearer token names an account or a session that has ended; sign in again to link a provider.');
     }
     return { id: account.id, email: account.email };
   };

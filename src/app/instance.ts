@@ -9,7 +9,7 @@ import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
 import { createRuntimeSampler } from '../modules/health/runtimeStats.ts';
 import { createIdentitiesModule } from '../modules/identities/index.ts';
 import { createJobsModule } from '../modules/jobs/index.ts';
-import { maintenanceMode, maintenanceStatuses } from '../modules/maintenance/index.ts';
+import { maintenanceMode, maintenanceStatuses, registerMaintenanceMetrics } from '../modules/maintenance/index.ts';
 import { type RateLimitSettings, createRateLimitModule } from '../modules/ratelimit/index.ts';
 import { trackInstance } from '../modules/releases/index.ts';
 import { RETENTION_KINDS, createRetentionModule } from '../modules/retention/index.ts';
@@ -19,6 +19,7 @@ import { createNotificationListener } from '../platform/db/listener.ts';
 import { listMigrationFiles, migrationStatus } from '../platform/db/migrations.ts';
 import { type Queryable, createPool } from '../platform/db/pool.ts';
 import { createClientAddressResolver } from '../platform/http/clientAddress.ts';
+import { trackConnections } from '../platform/http/connections.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import { registerPoolMetrics } from '../platform/metrics/dbPool.ts';
 import { createHttpMetrics, createRegistry } from '../platform/metrics/registry.ts';
@@ -44,8 +45,22 @@ export interface RunningInstance {
   url: string;
   registry: client.Registry;
   /** Stops accepting, lets in-flight requests finish (bounded), marks the instance stopped. */
-  drain(): Promise<void>;
+  drain(options?: DrainOptions): Promise<void>;
 }
+
+export interface DrainOptions {
+  /**
+   * Resolves once no new connection can reach this instance's port any more (in a cluster, when
+   * every instance has stopped accepting). Until then keep-alive connections are kept alive: a
+   * client told to reconnect would race the listener's close.
+   */
+  listenerClosed?: () => Promise<void>;
+  /** How long a connection may stay idle before it is ended; min(5 s, half the drain timeout) unless given. */
+  idleGraceMs?: number;
+}
+
+/** How long a connection may stay idle during a drain before it is ended (see trackConnections). */
+const idleGraceMs = (drainTimeoutMs: number) => Math.min(5_000, drainTimeoutMs / 2);
 
 /** One instance: its own pool, listener, caches and Koa app on the shared port. */
 export async function startInstance(
@@ -184,6 +199,8 @@ export async function startInstance(
   );
 
   const maintenanceOn = () => settings.reader.boolean('maintenance.enabled');
+  registerMaintenanceMetrics(registry, maintenanceOn);
+  let closingConnections = false;
   const server = createHttpServer({
     logger,
     routes,
@@ -191,8 +208,9 @@ export async function startInstance(
     statuses: [auth.statuses, settingsStatuses, auditStatuses, maintenanceStatuses, jobs.statuses, rateLimits.statuses, identities.statuses, retention.statuses],
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     requestDeadlineMs: config.requestDeadlineMs,
-    draining: () => readiness.draining,
+    draining: () => closingConnections,
     clientAddress: (request) => clientAddress.resolve(request.socket.remoteAddress, request.headers['x-forwarded-for']),
     // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.
     answerEarly: (request) => (maintenanceOn() ? undefined : rateLimits.refuseFromMemory(request)),
@@ -206,6 +224,7 @@ export async function startInstance(
       rateLimits.perAddress,
     ],
   });
+  const connections = trackConnections(server);
   server.listen({ port: config.port, host: config.host });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -232,16 +251,24 @@ export async function startInstance(
   logger.info({ port, version: build.version, commit: build.commit }, 'instance started');
 
   let draining: Promise<void> | undefined;
-  const drain = () =>
+  const drain = (options: DrainOptions = {}) =>
     (draining ??= (async () => {
       logger.info('instance draining');
       readiness.startDraining();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      const closed = connections.close();
       const timer = setTimeout(() => server.closeAllConnections(), config.drainTimeoutMs);
+      const requestsDone = (async () => {
+        // The drain timeout ends every connection, and so this wait, if the listener's close is never reported.
+        await Promise.race([options.listenerClosed?.(), closed]);
+        // From here every answer says Connection: close, and connections left idle are ended.
+        closingConnections = true;
+        connections.endIdleConnections(options.idleGraceMs ?? idleGraceMs(config.drainTimeoutMs));
+        await closed;
+      })();
       // Requests and job runs drain side by side, each within the drain timeout.
-      await Promise.all([closed, jobs.stop(config.drainTimeoutMs)]);
+      await Promise.all([requestsDone, jobs.stop(config.drainTimeoutMs)]);
       clearTimeout(timer);
+      connections.stop();
       await tasks.close();
       identities.close();
       await tracker.stop();

@@ -4,10 +4,10 @@ import client from 'prom-client';
 const MAX_CONCURRENT_SCRAPES = 4;
 
 /**
- * The primary's /metrics listener: every instance's registry, gathered over the cluster's IPC.
- * Never on the API port, and none of the API's middleware.
+ * The primary's /metrics listener: every instance's registry, gathered over the cluster's IPC, then
+ * the primary's own (its supervision counters). Never on the API port, and none of the API's middleware.
  */
-export function serveClusterMetrics(port: number, host: string): Promise<Server> {
+export function serveClusterMetrics(port: number, host: string, primary: client.Registry): Promise<Server> {
   const aggregator = new client.AggregatorRegistry();
   let scraping = 0;
   const server = createServer((req, res) => {
@@ -22,6 +22,7 @@ export function serveClusterMetrics(port: number, host: string): Promise<Server>
     scraping += 1;
     aggregator
       .clusterMetrics()
+      .then(async (instances) => `${instances.trimEnd()}\n${await primary.metrics()}`)
       .then((text) => res.writeHead(200, { 'Content-Type': aggregator.contentType }).end(text))
       .catch(() => res.writeHead(503, { 'Content-Type': 'text/plain' }).end('an instance did not answer\n'))
       .finally(() => {

@@ -1,4 +1,4 @@
-import type { AttemptLimits } from '../modules/auth/index.ts';
+import { type AttemptLimits, normalizeEmail } from '../modules/auth/index.ts';
 import {
   LIMITER_NAMES,
   type LimiterName,
@@ -48,7 +48,9 @@ export function settingsRateLimits(settings: SettingsReader): RateLimitSettings 
 /** The sign-in module's attempt budgets, spent in the shared limiter (429 too_many_attempts when over). */
 export function signInAttempts(limiter: RateLimiter<LimiterName>): AttemptLimits {
   return {
-    spendSignIn: async (email, request) => void (await spendAttempt(limiter, 'auth_login', signInKey(email, request.clientAddress), request.setHeader)),
+    // normalizeEmail, not the limiter's own lower-casing, decides which spellings share a budget (ADR 0063).
+    spendSignIn: async (email, request) =>
+      void (await spendAttempt(limiter, 'auth_login', signInKey(normalizeEmail(email), request.clientAddress), request.setHeader)),
     spendMfaChange: async (accountId, request) => void (await spendAttempt(limiter, 'auth_mfa', mfaChangeKey(accountId), request.setHeader)),
   };
 }

@@ -1,8 +1,8 @@
 import { CLI_ACTOR, recordAuditEvent } from '../modules/audit/index.ts';
-import { createAccount, grantRoleToAccount } from '../modules/auth/service.ts';
+import { createAccount, grantRoleToAccount, setAccountLockedByEmail } from '../modules/auth/service.ts';
 import { listAccounts } from '../modules/auth/store/accounts.ts';
 import { withTransaction } from '../platform/db/transaction.ts';
-import { type Flags, UsageError, flagList, hasFlag, requiredFlag } from './args.ts';
+import { type Flags, UsageError, flag, flagList, hasFlag, requiredFlag } from './args.ts';
 import { withDatabase } from './database.ts';
 
 async function readStdin(): Promise<string> {
@@ -34,7 +34,7 @@ export async function accounts(flags: Flags): Promise<number> {
               actor: CLI_ACTOR,
               resource: { type: 'account', id: created.id },
               outcome: 'success',
-              metadata: { role, email: created.email },
+              metadata: { role, email: created.emailNormalized },
             });
           }
           return created;
@@ -50,9 +50,31 @@ export async function accounts(flags: Flags): Promise<number> {
   if (action === 'list') {
     const rows = await withDatabase((pool) => listAccounts(pool), { migrate: true });
     for (const row of rows) {
-      console.log(`${row.email}\t${row.id}\t${row.roles.join(',') || '-'}`);
+      console.log(`${row.email}\t${row.id}\t${row.roles.join(',') || '-'}${row.locked ? '\tlocked' : ''}`);
     }
     return 0;
   }
-  throw new UsageError('usage: backplane accounts create --email E [--role R]... [--password-stdin] | accounts list');
+  if (action === 'lock' || action === 'unlock') {
+    const email = requiredFlag(flags, 'email');
+    const locked = action === 'lock';
+    const account = await withDatabase(
+      (pool) =>
+        withTransaction(pool, async (tx) => {
+          const changed = await setAccountLockedByEmail(tx, email, locked);
+          await recordAuditEvent(tx, {
+            action: locked ? 'auth.account.locked' : 'auth.account.unlocked',
+            actor: CLI_ACTOR,
+            resource: { type: 'account', id: changed.id },
+            outcome: 'success',
+            metadata: { email: changed.emailNormalized, ...(flag(flags, 'reason') ? { reason: flag(flags, 'reason') } : {}) },
+          });
+          return changed;
+        }),
+      { migrate: true },
+    );
+    // Every instance refuses its tokens within about a second (ADR 0064).
+    console.log(`${locked ? 'locked' : 'unlocked'} account ${account.email} (${account.id})`);
+    return 0;
+  }
+  throw new UsageError('usage: backplane accounts create --email E [--role R]... [--password-stdin] | accounts list | accounts lock|unlock --email E [--reason R]');
 }

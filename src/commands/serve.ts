@@ -16,6 +16,8 @@ export async function serve(flags: Flags): Promise<void> {
   if (cluster.isPrimary) {
     await (await import('../app/cluster.ts')).runPrimary(config);
   } else {
+    // Answered while the instance's code still loads: loading is slow, not stuck.
+    (await import('../app/liveness.ts')).answerLivenessPings();
     await (await import('../app/worker.ts')).runWorker(config);
   }
 }

@@ -27,7 +27,7 @@ export async function token(flags: Flags): Promise<number> {
       actor: CLI_ACTOR,
       resource: { type: 'account', id: result.account.id },
       outcome: 'success',
-      metadata: { email: result.account.email, ttl_seconds: ttl, methods: ['cli'] },
+      metadata: { email: result.account.emailNormalized, ttl_seconds: ttl, methods: ['cli'] },
     });
     return result.issued;
   }, { migrate: true });

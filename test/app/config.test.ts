@@ -1,4 +1,5 @@
 import test from 'ava';
+import { generateKeyPairSync } from 'node:crypto';
 import { ConfigError, loadConfig } from '../../src/app/config.ts';
 
 test('development defaults work with nothing set', (t) => {
@@ -62,4 +63,44 @@ test('APP_TRUSTED_PROXIES lists ranges; unset trusts nobody', (t) => {
     loadConfig({ APP_TRUSTED_PROXIES: '10.0.0.0/8,127.0.0.1' }).trustedProxies.map((range) => `${range.network}/${range.prefix}`),
     ['10.0.0.0/8', '127.0.0.1/32'],
   );
+});
+
+test('production without DATABASE_URL is refused naming it, unless the embedded database is chosen', (t) => {
+  const production = { NODE_ENV: 'production', APP_ENCRYPTION_KEY: 'x' };
+  const error = t.throws(() => loadConfig(production), { instanceOf: ConfigError });
+  t.regex(error!.message, /DATABASE_URL/);
+  t.true(loadConfig({ ...production, APP_EMBEDDED_DATABASE: '1' }).embeddedDatabase);
+  t.is(loadConfig({ ...production, DATABASE_URL: 'postgres://db.internal/app' }).databaseUrl, 'postgres://db.internal/app');
+  t.throws(() => loadConfig({ ...production, APP_EMBEDDED_DATABASE: 'yes' }), { message: /APP_EMBEDDED_DATABASE/ });
+  t.false(loadConfig({}).embeddedDatabase);
+});
+
+const ed25519Pem = () => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+
+test('APP_JWT_PRIVATE_KEY must be an Ed25519 PKCS#8 PEM', (t) => {
+  const pem = ed25519Pem();
+  t.is(loadConfig({ APP_JWT_PRIVATE_KEY: pem }).jwtPrivateKey, pem);
+  // Environments that cannot hold newlines pass them as \n.
+  t.truthy(loadConfig({ APP_JWT_PRIVATE_KEY: pem.replace(/\n/g, '\\n') }).jwtPrivateKey);
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+  const sec1 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'sec1' }).toString();
+  for (const value of ['garbage', rsa, sec1, pem.replace('PRIVATE KEY', 'PUBLIC KEY')]) {
+    const error = t.throws(() => loadConfig({ APP_JWT_PRIVATE_KEY: value }), { instanceOf: ConfigError });
+    t.regex(error!.message, /APP_JWT_PRIVATE_KEY/);
+  }
+});
+
+test('keep-alive timeout and instance liveness are read in seconds and checked', (t) => {
+  t.is(loadConfig({}).keepAliveTimeoutMs, 65_000);
+  t.is(loadConfig({ APP_KEEP_ALIVE_TIMEOUT_SECONDS: '120' }).keepAliveTimeoutMs, 120_000);
+  t.is(loadConfig({}).instanceLivenessMs, 30_000);
+  t.is(loadConfig({ APP_INSTANCE_LIVENESS_SECONDS: '5' }).instanceLivenessMs, 5_000);
+  for (const [name, value] of [
+    ['APP_KEEP_ALIVE_TIMEOUT_SECONDS', '0'],
+    ['APP_KEEP_ALIVE_TIMEOUT_SECONDS', '65s'],
+    ['APP_INSTANCE_LIVENESS_SECONDS', '1'],
+    ['APP_INSTANCE_LIVENESS_SECONDS', 'ten'],
+  ] as const) {
+    t.throws(() => loadConfig({ [name]: value }), { instanceOf: ConfigError, message: new RegExp(name) });
+  }
 });

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
-import { runCli } from '../support/cluster.ts';
+import { runCli, waitFor } from '../support/cluster.ts';
 import { startTestInstance } from '../support/instance.ts';
 
 let db: TestDatabase;
@@ -53,4 +53,36 @@ test('token issue refuses an unknown account and a bad ttl', async (t) => {
   t.regex(missing.stderr, /account_not_found/);
   const ttl = await runCli(['token', 'issue', '--email', 'x@example.com', '--ttl', 'forever'], { DATABASE_URL: db.url });
   t.is(ttl.code, 2);
+});
+
+test.serial('accounts create stores the normalised address; lock ends the token on a running instance, token issue is refused; unlock allows it again', async (t) => {
+  const env = { DATABASE_URL: db.url };
+  const created = await runCli(['accounts', 'create', '--email', ' \uff2c\uff4f\uff43\uff4b@Example.com. '], env);
+  t.is(created.code, 0, created.stderr);
+  const stored = await db.pool.query(`select email, email_normalized from accounts where email_normalized = 'lock@example.com'`);
+  t.deepEqual(stored.rows, [{ email: 'Lock@Example.com', email_normalized: 'lock@example.com' }]);
+  const refused = await runCli(['accounts', 'create', '--email', 'lo\u0007ck@example.com'], env);
+  t.regex(refused.stderr, /invalid_email/);
+
+  const issued = await runCli(['token', 'issue', '--email', 'LOCK@example.com'], env);
+  t.is(issued.code, 0, issued.stderr);
+  const instance = await startTestInstance(db.url);
+  try {
+    const me = () => fetch(`${instance.url}/auth/me`, { headers: { Authorization: `Bearer ${issued.stdout.trim()}` } });
+    t.is((await me()).status, 200);
+    const locked = await runCli(['accounts', 'lock', '--email', 'lock@example.com', '--reason', 'left the company'], env);
+    t.is(locked.code, 0, locked.stderr);
+    await waitFor(async () => ((await me()).status === 401 ? true : undefined), 10_000, 'the locked account refused');
+    t.regex((await runCli(['accounts', 'list'], env)).stdout, /lock@example\.com\t.*\tlocked/i);
+    t.regex((await runCli(['token', 'issue', '--email', 'lock@example.com'], env)).stderr, /account_locked/);
+    t.is((await runCli(['accounts', 'unlock', '--email', 'lock@example.com'], env)).code, 0);
+    t.is((await runCli(['token', 'issue', '--email', 'lock@example.com'], env)).code, 0);
+  } finally {
+    await instance.drain();
+  }
+  const audited = await db.pool.query(`select action, metadata->>'reason' as reason from audit_events where action like 'auth.account.%' order by id`);
+  t.deepEqual(audited.rows, [
+    { action: 'auth.account.locked', reason: 'left the company' },
+    { action: 'auth.account.unlocked', reason: null },
+  ]);
 });

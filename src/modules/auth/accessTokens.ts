@@ -13,6 +13,11 @@ export interface AccessTokenClaims {
   sessionId?: string | undefined;
 }
 
+/** The claims of a checked token, with when it was issued (iat: whole seconds; 0 when absent). */
+export interface VerifiedClaims extends AccessTokenClaims {
+  issuedAtMs: number;
+}
+
 export interface IssuedToken {
   token: string;
   expiresIn: number;
@@ -38,8 +43,8 @@ const VERIFIED_CACHE_SIZE = 10_000;
 
 export function createTokenVerifier(publicJwks: JWK[]) {
   const keySet = createLocalJWKSet({ keys: publicJwks });
-  const verified = new Map<string, { claims: AccessTokenClaims; expiresAtMs: number }>();
-  return async function verifyAccessToken(token: string): Promise<AccessTokenClaims | VerifyFailure> {
+  const verified = new Map<string, { claims: VerifiedClaims; expiresAtMs: number }>();
+  return async function verifyAccessToken(token: string): Promise<VerifiedClaims | VerifyFailure> {
     const known = verified.get(token);
     if (known) {
       if (Date.now() < known.expiresAtMs) {
@@ -53,11 +58,12 @@ export function createTokenVerifier(publicJwks: JWK[]) {
       if (typeof payload.sub !== 'string' || !Array.isArray(payload.amr) || typeof payload.exp !== 'number') {
         return 'invalid';
       }
-      const claims: AccessTokenClaims = {
+      const claims: VerifiedClaims = {
         accountId: payload.sub,
         email: String(payload.email ?? ''),
         methods: payload.amr.map(String),
         sessionId: typeof payload.sid === 'string' ? payload.sid : undefined,
+        issuedAtMs: typeof payload.iat === 'number' ? payload.iat * 1000 : 0,
       };
       if (verified.size >= VERIFIED_CACHE_SIZE) {
         verified.clear();

@@ -18,6 +18,7 @@ export const authStatuses = {
   mfa_already_enabled: 409,
   mfa_not_enabled: 409,
   mfa_setup_not_started: 409,
+  account_locked: 403,
 } as const satisfies StatusTable;
 
 export type AuthErrorCode = keyof typeof authStatuses;
@@ -28,3 +29,7 @@ export class AuthError extends AppError {
     super(code, message, options);
   }
 }
+
+/** A token whose account was deleted meanwhile (a foreign key found no account): as if signed out. */
+export const accountEnded = (cause: unknown) =>
+  new AppError('unauthenticated', 'The account of this token no longer exists.', { cause, headers: { 'WWW-Authenticate': 'Bearer' } });

@@ -2,10 +2,17 @@ import type { Context } from 'koa';
 import { AppError, forbidden, unauthenticated } from '../../platform/http/errors.ts';
 import type { Actor } from '../../platform/http/route.ts';
 import type { RouteGuard } from '../../platform/http/router.ts';
-import type { AccessTokenClaims, VerifyFailure } from './accessTokens.ts';
+import type { AccessRevocations } from './accessRevocations.ts';
+import type { VerifiedClaims, VerifyFailure } from './accessTokens.ts';
 import type { GrantsCache } from './grantsCache.ts';
 
-const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/;
+// RFC 9110 section 11.1: the scheme is case-insensitive; one or more spaces before the credentials.
+const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i;
+
+/** The compact JWT of an `Authorization: Bearer …` header, or undefined when it is not one. */
+export function bearerToken(header: string): string | undefined {
+  return BEARER.exec(header.trim())?.[1];
+}
 /** Sign-in methods that prove a second factor; `cli` tokens come from an operator at the database. */
 const SECOND_FACTORS = new Set(['otp', 'recovery', 'cli']);
 
@@ -14,11 +21,15 @@ export interface OpsMfaPolicy {
   opsRequireMfa(): boolean;
 }
 
-/** Bearer authentication from the token alone, and authorisation from the in-memory grants. */
+/**
+ * Bearer authentication from the token and the in-memory revocations (no query), and authorisation
+ * from the in-memory grants.
+ */
 export function createRouteGuard(
-  verify: (token: string) => Promise<AccessTokenClaims | VerifyFailure>,
+  verify: (token: string) => Promise<VerifiedClaims | VerifyFailure>,
   grantsCache: GrantsCache,
   mfaPolicy: OpsMfaPolicy,
+  revocations: Pick<AccessRevocations, 'ended'>,
 ): RouteGuard {
   return {
     async authenticate(ctx: Context): Promise<Actor> {
@@ -26,16 +37,19 @@ export function createRouteGuard(
       if (!header) {
         throw unauthenticated('The Authorization header with a bearer token is missing.');
       }
-      const match = BEARER.exec(header.trim());
-      if (!match) {
+      const token = bearerToken(header);
+      if (!token) {
         throw unauthenticated('The Authorization header is not a bearer token.');
       }
-      const claims = await verify(match[1]!);
+      const claims = await verify(token);
       if (claims === 'expired') {
         throw unauthenticated('The bearer token has expired.');
       }
       if (claims === 'invalid') {
         throw unauthenticated('The bearer token is not valid.');
+      }
+      if (revocations.ended(claims)) {
+        throw unauthenticated('The session or the account of this token has ended.');
       }
       return { kind: 'account', id: claims.accountId, label: claims.email, methods: claims.methods, sessionId: claims.sessionId };
     },

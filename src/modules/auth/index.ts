@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
+import { createAccessRevocations } from './accessRevocations.ts';
 import { createTokenVerifier } from './accessTokens.ts';
 import { authStatuses } from './errors.ts';
 import { createGrantsCache } from './grantsCache.ts';
@@ -18,7 +19,8 @@ export interface AuthModuleDeps {
 export { authRoutes } from './routes.ts';
 export { rolesRoutes } from './rolesRoutes.ts';
 export { createRoleChanges, type RoleChanges, type RecordRoleAudit } from './roleChanges.ts';
-export type { OpsMfaPolicy } from './guard.ts';
+export { type OpsMfaPolicy, bearerToken } from './guard.ts';
+export { normalizeEmail, parseEmail, type ParsedEmail } from './email.ts';
 export { authStatuses } from './errors.ts';
 export { signInRoutes } from './signInRoutes.ts';
 export { mfaRoutes } from './mfaRoutes.ts';
@@ -30,11 +32,16 @@ export async function createAuthModule(deps: AuthModuleDeps) {
   const signingKey = await loadSigningKey(deps.db, deps.jwtPrivateKey);
   const grantsCache = createGrantsCache(deps.db, deps.listener, deps.logger);
   await grantsCache.reload();
-  const guard = createRouteGuard(createTokenVerifier([signingKey.publicJwk]), grantsCache, deps.mfaPolicy);
+  const revocations = createAccessRevocations(deps.db, deps.listener, deps.logger);
+  await revocations.load();
+  const guard = createRouteGuard(createTokenVerifier([signingKey.publicJwk]), grantsCache, deps.mfaPolicy, revocations);
   return {
     guard,
     signingKey,
     statuses: authStatuses,
-    close: () => grantsCache.close(),
+    close: () => {
+      grantsCache.close();
+      revocations.close();
+    },
   };
 }

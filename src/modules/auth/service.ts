@@ -4,17 +4,25 @@ import { AuthError } from './errors.ts';
 import { hashPassword } from './passwords.ts';
 import { isKnownPermission } from './permissions.ts';
 import type { SigningKey } from './signingKeys.ts';
-import { type Account, findAccountByEmail, insertAccount } from './store/accounts.ts';
+import { type Account, findAccountByEmail, insertAccount, setAccountLocked } from './store/accounts.ts';
+import { parseEmail } from './email.ts';
 import { type Role, findRole, grantRole, insertRole } from './store/roles.ts';
 
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const ROLE_NAME = /^[a-z][a-z0-9_]{1,62}$/;
 
+/** Stores the address as typed beside its normalised key (ADR 0063); refused 422 invalid_email when it has none. */
 export async function createAccount(db: Queryable, email: string, password: string | undefined): Promise<Account> {
-  if (!EMAIL.test(email) || email.length > 254) {
-    throw new AuthError('invalid_email', 'The email address is not valid.');
+  const parsed = parseEmail(email);
+  return insertAccount(db, parsed, password ? await hashPassword(password) : null);
+}
+
+/** `accounts lock|unlock`: a locked account's tokens stop working on every instance (ADR 0064). */
+export async function setAccountLockedByEmail(db: Queryable, email: string, locked: boolean): Promise<Account> {
+  const account = await findAccountByEmail(db, email);
+  if (!account || !(await setAccountLocked(db, account.id, locked))) {
+    throw new AuthError('account_not_found', `There is no account ${email}.`);
   }
-  return insertAccount(db, email, password ? await hashPassword(password) : null);
+  return account;
 }
 
 export function checkPermissions(permissions: string[]): void {
@@ -58,6 +66,9 @@ export async function issueCliToken(db: Queryable, key: SigningKey, email: strin
   const account = await findAccountByEmail(db, email);
   if (!account) {
     throw new AuthError('account_not_found', `There is no account ${email}.`);
+  }
+  if (account.lockedAt) {
+    throw new AuthError('account_locked', `The account ${account.email} is locked.`);
   }
   const issued = await issueAccessToken(key, { accountId: account.id, email: account.email, methods: ['cli'] }, ttlSeconds);
   return { account, issued };

@@ -47,6 +47,9 @@ async function openSession(
     userAgent: request.userAgent.slice(0, 500),
     clientIp: clientIp(request.clientAddress),
   });
+  if (!sessionId) {
+    throw new AuthError('account_locked', 'The account is locked or no longer exists.');
+  }
   const access = await issueAccessToken(deps.signingKey, { accountId: account.id, email: account.email, methods, sessionId }, ACCESS_TOKEN_TTL_SECONDS);
   return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken };
 }

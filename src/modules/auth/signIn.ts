@@ -10,6 +10,7 @@ import { newOpaqueToken, tokenHash } from './opaqueTokens.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { type SecondFactorInput, useSecondFactor } from './secondFactor.ts';
 import { type SessionDeps, type SignedIn, completeSignIn } from './sessions.ts';
+import { normalizeEmail } from './email.ts';
 import { findAccountByEmail } from './store/accounts.ts';
 import { findOpenChallenge, findTotp, insertChallenge, useChallenge } from './store/mfa.ts';
 
@@ -18,7 +19,7 @@ export const SECOND_FACTOR_METHODS = ['totp', 'recovery_code'];
 
 /** The shared attempt budgets, a port filled in by src/app/ with the rate limiter; over budget it throws 429. */
 export interface AttemptLimits {
-  /** One sign-in attempt (password or second factor) for this email from the client's network. */
+  /** One sign-in attempt (password or second factor) for this email (normalizeEmail's key) from the client's network. */
   spendSignIn(email: string, request: RequestInfo): Promise<void>;
   /** One two-factor change attempt (confirm, disable, new recovery codes) of this account. */
   spendMfaChange(accountId: string, request: RequestInfo): Promise<void>;
@@ -42,6 +43,7 @@ let dummyHash: Promise<string> | undefined;
 const unknownAccountHash = () => (dummyHash ??= hashPassword(randomBytes(16).toString('base64url')));
 
 const invalidCredentials = () => new AuthError('invalid_credentials', 'The email or password is wrong.');
+const accountLocked = () => new AuthError('account_locked', 'The account is locked; an operator can unlock it.');
 
 function failure(request: RequestInfo, reason: string, account: { id: string; email: string } | undefined, email: string): AuthAuditEvent {
   return {
@@ -89,13 +91,18 @@ async function signedIn(deps: SignInDeps, account: { id: string; email: string }
  * argon2 work; an account with TOTP gets a single-use challenge for the second step instead of tokens.
  */
 export async function signInWithPassword(deps: SignInDeps, input: { email: string; password: string }, request: RequestInfo): Promise<SignedIn | Challenge> {
-  const email = input.email.trim();
+  // The budget's key is the account's key: every spelling that finds the account spends its budget (ADR 0063).
+  const email = normalizeEmail(input.email);
   await spendSignInAttempt(deps, email, undefined, request);
   const account = await findAccountByEmail(deps.pool, email);
   const valid = await verifyPassword(account?.passwordHash ?? (await unknownAccountHash()), input.password);
   if (!account || !account.passwordHash || !valid) {
     await deps.recordAudit(deps.pool, failure(request, 'invalid_credentials', account, email));
     throw invalidCredentials();
+  }
+  if (account.lockedAt) {
+    await deps.recordAudit(deps.pool, failure(request, 'account_locked', account, email));
+    throw accountLocked();
   }
   if ((await findTotp(deps.pool, account.id))?.confirmed) {
     const challengeToken = newOpaqueToken();
@@ -117,7 +124,7 @@ export async function signInWithSecondFactor(
   }
   const account = { id: challenge.account_id, email: challenge.email };
   // Second-factor attempts count against the same budget as passwords.
-  await spendSignInAttempt(deps, challenge.email, account, request);
+  await spendSignInAttempt(deps, challenge.email_normalized, account, request);
   const tokens = await signedIn(deps, account, ['pwd', input.recovery_code === undefined ? 'otp' : 'recovery'], request, async (tx) => {
     const method = await useSecondFactor(tx, deps.secrets, account.id, input);
     if (method && !(await useChallenge(tx, challenge.id))) {

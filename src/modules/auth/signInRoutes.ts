@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { unauthenticated } from '../../platform/http/errors.ts';
 import { defineRoute } from '../../platform/http/route.ts';
 import { refreshSession, signOut } from './sessions.ts';
 import { type SignInDeps, signInWithPassword, signInWithSecondFactor } from './signIn.ts';
 import { findTotp } from './store/mfa.ts';
-import { listAccountRoles } from './store/accounts.ts';
+import { findAccountById, listAccountRoles } from './store/accounts.ts';
 
 export const Tokens = z.object({
   access_token: z.string(),
@@ -37,7 +38,7 @@ export function signInRoutes(deps: { signIn: SignInDeps }) {
       description: 'Tokens (200), or a challenge for the second step (202) when the account has two-factor sign-in on.',
       body: z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(1024) }),
       responses: { 200: Tokens, 202: Challenge },
-      problems: ['invalid_credentials', 'too_many_attempts', 'rate_limited'],
+      problems: ['invalid_email', 'invalid_credentials', 'account_locked', 'too_many_attempts', 'rate_limited'],
       handler: async ({ body, request }) => {
         const result = await signInWithPassword(deps.signIn, body, request);
         if ('challenge_token' in result) {
@@ -53,7 +54,7 @@ export function signInRoutes(deps: { signIn: SignInDeps }) {
       summary: 'Finish a sign-in with an authenticator code or a recovery code',
       body: z.object({ challenge_token: opaque, ...secondFactorFields }).refine(oneFactor, ONE_FACTOR),
       responses: { 200: Tokens },
-      problems: ['invalid_challenge', 'invalid_mfa', 'too_many_attempts', 'rate_limited'],
+      problems: ['invalid_challenge', 'invalid_mfa', 'account_locked', 'too_many_attempts', 'rate_limited'],
       handler: ({ body, request }) => signInWithSecondFactor(deps.signIn, body, request),
     }),
     defineRoute({
@@ -92,8 +93,16 @@ export function signInRoutes(deps: { signIn: SignInDeps }) {
       },
       handler: async ({ request }) => {
         const actor = request.actor!;
-        const [roles, totp] = await Promise.all([listAccountRoles(deps.signIn.pool, actor.id), findTotp(deps.signIn.pool, actor.id)]);
-        return { id: actor.id, email: actor.label, roles, methods: actor.methods, totp_enabled: totp?.confirmed ?? false };
+        const [account, roles, totp] = await Promise.all([
+          findAccountById(deps.signIn.pool, actor.id),
+          listAccountRoles(deps.signIn.pool, actor.id),
+          findTotp(deps.signIn.pool, actor.id),
+        ]);
+        // Deleted or locked within the second before every instance knows it (ADR 0064).
+        if (!account || account.lockedAt) {
+          throw unauthenticated('The session or the account of this token has ended.');
+        }
+        return { id: actor.id, email: account.email, roles, methods: actor.methods, totp_enabled: totp?.confirmed ?? false };
       },
     }),
   ];

@@ -32,6 +32,9 @@ export interface Readiness {
   readonly draining: boolean;
 }
 
+/** How long one readiness check may take by default; Kubernetes' readiness probe waits longer (deploy/). */
+export const READINESS_CHECK_TIMEOUT_MS = 2_000;
+
 export interface ReadinessOptions {
   timeoutMs?: number;
   cacheMs?: number;
@@ -40,7 +43,7 @@ export interface ReadinessOptions {
 
 /** Runs every check concurrently, each bounded; sorted by name so output is stable. */
 export function createReadiness(checks: ReadinessCheck[], options: ReadinessOptions = {}): Readiness {
-  const timeoutMs = options.timeoutMs ?? 2_000;
+  const timeoutMs = options.timeoutMs ?? READINESS_CHECK_TIMEOUT_MS;
   const cacheMs = options.cacheMs ?? 1_000;
   const sorted = [...checks].sort((a, b) => a.name.localeCompare(b.name));
   let inFlight: Promise<ReadinessReport> | undefined;

@@ -6,8 +6,9 @@ import { type IdentitiesDeps, redirectUri, tokenContext } from './deps.ts';
 import { IdentityError } from './errors.ts';
 import type { AccountRef, TokenBody } from './ports.ts';
 import { describeProviderFailure, isProviderOutage } from './providerFailures.ts';
-import { takeFlow } from './store/flows.ts';
-import { findIdentity, findIdentityForUpdate, insertIdentity, lockSubject, recordIdentitySignIn } from './store/identities.ts';
+import { flowCookie, readFlowCookie, sameBrowser } from './flowCookie.ts';
+import { type Flow, deleteFlow, lockFlow } from './store/flows.ts';
+import { type Identity, findIdentityForUpdate, insertIdentity, lockSubject, recordIdentitySignIn } from './store/identities.ts';
 import { queueTokenRevocations } from './store/revocations.ts';
 
 /** What the provider sent back to the callback: every parameter, as openid-client checks them all. */
@@ -58,10 +59,48 @@ async function exchangeCode(deps: IdentitiesDeps, provider: string, query: Callb
   }
 }
 
-/** A refresh token received for a refused sign-in is revoked, unless its subject is linked (its grant may be shared). */
-async function discardRefreshToken(deps: IdentitiesDeps, provider: string, subject: string, sealed: string): Promise<void> {
-  if (!(await findIdentity(deps.pool, provider, subject))) {
-    await queueTokenRevocations(deps.pool, [{ provider, subject, tokenSealed: sealed }]);
+// What openid-client's randomState() makes, with room for other lengths; anything else is no state of ours.
+const STATE = /^[A-Za-z0-9_-]{16,128}$/;
+
+const invalidState = () => new IdentityError('invalid_state', 'The sign-in state is unknown, expired, already used or was started in another browser; start again.');
+
+/**
+ * The flow of this state if this browser started it, taken so it cannot be used again. A callback
+ * from another browser (another cookie, or none) leaves the flow to the browser that owns it.
+ */
+async function takeBrowserFlow(deps: IdentitiesDeps, provider: string, state: string, request: RequestInfo): Promise<Flow> {
+  const secret = readFlowCookie(flowCookie(deps.publicUrl), request.header('Cookie'));
+  if (!secret || !STATE.test(state)) {
+    throw invalidState();
+  }
+  const flow = await withTransaction(deps.pool, async (tx) => {
+    const stored = await lockFlow(tx, state);
+    if (!stored || !sameBrowser(stored.browserHash, secret)) {
+      return undefined;
+    }
+    await deleteFlow(tx, state);
+    return stored;
+  });
+  if (!flow?.live || flow.provider !== provider) {
+    throw invalidState();
+  }
+  return flow;
+}
+
+/** True when the provider sent the very token it sent last time (revoking the old would end the new). */
+function isStoredToken(deps: IdentitiesDeps, identity: Identity, refreshToken: string): boolean {
+  try {
+    return deps.box.open(identity.refreshTokenSealed!, tokenContext(identity.provider, identity.subject)) === refreshToken;
+  } catch {
+    return false;
+  }
+}
+
+/** A sign-in of a linked identity: a newer refresh token replaces the stored one, which is queued for revocation in this transaction. */
+async function recordSignIn(deps: IdentitiesDeps, tx: Queryable, identity: Identity, answer: ProviderAnswer, sealed: string | null): Promise<void> {
+  await recordIdentitySignIn(tx, identity.id, answer.email ?? null, sealed);
+  if (sealed && identity.refreshTokenSealed && !isStoredToken(deps, identity, answer.refreshToken!)) {
+    await queueTokenRevocations(tx, [{ provider: identity.provider, subject: identity.subject, tokenSealed: identity.refreshTokenSealed }]);
   }
 }
 
@@ -99,16 +138,14 @@ async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: stri
       throw new IdentityError('identity_in_use', `This ${provider} identity is linked to another account.`);
     }
     if (existing) {
-      await recordIdentitySignIn(tx, existing.id, answer.email ?? null, sealed);
+      await recordSignIn(deps, tx, existing, answer, sealed);
     } else {
       await linkIdentity(deps, tx, account, provider, answer, sealed, request, false);
     }
     return account;
   }
   if (existing) {
-    // A newer refresh token replaces the stored one. The old one is not revoked: at many providers
-    // a client's tokens for one person share a grant, and revoking it would end the new one too.
-    await recordIdentitySignIn(tx, existing.id, answer.email ?? null, sealed);
+    await recordSignIn(deps, tx, existing, answer, sealed);
     return (await deps.accounts.findById(tx, existing.accountId))!;
   }
   if (!answer.email || !answer.emailVerified) {
@@ -124,18 +161,16 @@ async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: stri
 }
 
 /**
- * The provider's redirect back: consumes the state (single use), exchanges the code, then signs in
- * the linked account, links the provider to the account that started the flow, or creates an
- * account for a new subject. A refresh token of a refused sign-in is queued for revocation.
+ * The provider's redirect back: takes the flow this browser started (single use), exchanges the
+ * code, then signs in the linked account, links the provider to the account that started the flow,
+ * or creates an account for a new subject. A refresh token the sign-in could not keep is queued for
+ * revocation.
  */
 export async function completeProviderFlow(deps: IdentitiesDeps, provider: string, query: CallbackQuery, request: RequestInfo): Promise<TokenBody> {
   if (!deps.providers.spec(provider)) {
     throw new IdentityError('provider_not_found', `There is no identity provider ${provider}.`);
   }
-  const flow = await takeFlow(deps.pool, query.state);
-  if (!flow || flow.provider !== provider) {
-    throw new IdentityError('invalid_state', 'The sign-in state is unknown, expired or already used; start again.');
-  }
+  const flow = await takeBrowserFlow(deps, provider, query.state, request);
   if (query.error !== undefined || query.code === undefined) {
     throw new IdentityError('provider_sign_in_failed', `The provider ${provider} did not grant the sign-in.`);
   }
@@ -147,8 +182,9 @@ export async function completeProviderFlow(deps: IdentitiesDeps, provider: strin
       return deps.completeSignIn(tx, account, [`oidc:${provider}`], request);
     });
   } catch (error) {
+    // Kept nowhere, so revoked, even when its grant is shared with a linked identity's token: the service uses those only to revoke them.
     if (sealed) {
-      await discardRefreshToken(deps, provider, answer.subject, sealed);
+      await queueTokenRevocations(deps.pool, [{ provider, subject: answer.subject, tokenSealed: sealed }]);
     }
     throw error;
   }

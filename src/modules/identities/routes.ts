@@ -1,6 +1,7 @@
 import { defineRoute } from '../../platform/http/route.ts';
 import { completeProviderFlow } from './callback.ts';
 import type { IdentitiesDeps } from './deps.ts';
+import { clearFlowCookie, flowCookie } from './flowCookie.ts';
 import { CallbackQuery, ProviderParams, TokenBody } from './schemas.ts';
 import { startProviderFlow } from './startFlow.ts';
 import { deleteOwnAccount, unlinkProvider } from './unlink.ts';
@@ -13,16 +14,19 @@ export function identitiesRoutes(deps: IdentitiesDeps) {
       tag: 'auth',
       summary: 'Start signing in with an OpenID Connect provider (302 to the provider)',
       description:
-        'Redirects to the provider with a fresh state, nonce and PKCE challenge, valid once for 10 minutes. ' +
+        'Redirects to the provider with a fresh state, nonce and PKCE challenge, valid once for 10 minutes, and sets an HttpOnly, SameSite=Lax cookie ' +
+        '(`__Host-backplane_oidc_flow`, Secure, when APP_PUBLIC_URL is https; `backplane_oidc_flow` otherwise) that binds the flow to this browser: ' +
+        'only a callback carrying it can complete the flow. A later start in the same browser replaces the cookie, so only the latest flow can complete. ' +
         'With a valid bearer token the flow links the provider to that account instead of signing in; an invalid one is refused (401).',
       params: ProviderParams,
       status: 302,
       responses: { 302: null },
       problems: ['provider_not_found', 'provider_unavailable', 'unauthenticated'],
       handler: async ({ params, request }) => {
-        const url = await startProviderFlow(deps, params.provider, request);
+        const started = await startProviderFlow(deps, params.provider, request);
         request.setHeader('Cache-Control', 'no-store');
-        request.setHeader('Location', url.href);
+        request.setHeader('Set-Cookie', started.cookie);
+        request.setHeader('Location', started.location.href);
         return undefined;
       },
     }),
@@ -33,7 +37,10 @@ export function identitiesRoutes(deps: IdentitiesDeps) {
       summary: "The provider's redirect back: signs in, links, or creates the account",
       description:
         'Signs in the account linked to the subject, links the provider to the account that started the flow, or creates an account for a new subject ' +
-        '(which needs a verified email that no account uses). Answers with the same token body as `POST /auth/sign-in`.',
+        '(which needs a verified email that no account uses). Answers with the same token body as `POST /auth/sign-in`. ' +
+        'Only the browser that started the flow can complete it: without its cookie (or with another browser\'s) the answer is 401 `invalid_state` and nothing changes. ' +
+        'Every answer clears the cookie. A refresh token that replaces the stored one queues the old one for revocation in the same transaction; ' +
+        'a refresh token the sign-in cannot keep (refused, or linked to another account) is queued too.',
       params: ProviderParams,
       query: CallbackQuery,
       responses: { 200: TokenBody },
@@ -49,6 +56,8 @@ export function identitiesRoutes(deps: IdentitiesDeps) {
       ],
       handler: async ({ params, query, request }) => {
         request.setHeader('Cache-Control', 'no-store');
+        // Set before anything can fail: a flow's cookie is good for one callback, whatever its outcome.
+        request.setHeader('Set-Cookie', clearFlowCookie(flowCookie(deps.publicUrl)));
         return completeProviderFlow(deps, params.provider, query, request);
       },
     }),

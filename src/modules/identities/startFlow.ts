@@ -2,14 +2,22 @@ import * as oidc from 'openid-client';
 import type { RequestInfo } from '../../platform/http/route.ts';
 import { type IdentitiesDeps, redirectUri } from './deps.ts';
 import { IdentityError } from './errors.ts';
-import { deleteExpiredFlows, insertFlow } from './store/flows.ts';
+import { browserHash, flowCookie, newBrowserSecret, setFlowCookie } from './flowCookie.ts';
+import { FLOW_LIFETIME_SECONDS, deleteExpiredFlows, insertFlow } from './store/flows.ts';
+
+export interface StartedFlow {
+  /** The provider's authorization URL. */
+  location: URL;
+  /** The Set-Cookie value binding the flow to this browser. */
+  cookie: string;
+}
 
 /**
  * Starts a sign-in with a provider: a fresh state, nonce and PKCE verifier kept for 10 minutes,
- * and the provider's authorization URL. With a valid bearer token the flow links the provider to
- * that account instead of signing in.
+ * bound to this browser by a cookie, and the provider's authorization URL. With a valid bearer
+ * token the flow links the provider to that account instead of signing in.
  */
-export async function startProviderFlow(deps: IdentitiesDeps, provider: string, request: RequestInfo): Promise<URL> {
+export async function startProviderFlow(deps: IdentitiesDeps, provider: string, request: RequestInfo): Promise<StartedFlow> {
   const spec = deps.providers.spec(provider);
   if (!spec) {
     throw new IdentityError('provider_not_found', `There is no identity provider ${provider}.`);
@@ -21,9 +29,10 @@ export async function startProviderFlow(deps: IdentitiesDeps, provider: string, 
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
   const codeVerifier = oidc.randomPKCECodeVerifier();
+  const browserSecret = newBrowserSecret();
   await deleteExpiredFlows(deps.pool, 100);
-  await insertFlow(deps.pool, { state, provider, codeVerifier, nonce, linkAccountId: linkAccount?.id ?? null });
-  return oidc.buildAuthorizationUrl(configuration, {
+  await insertFlow(deps.pool, { state, provider, codeVerifier, nonce, linkAccountId: linkAccount?.id ?? null }, browserHash(browserSecret));
+  const location = oidc.buildAuthorizationUrl(configuration, {
     ...spec.authorizationParams,
     redirect_uri: redirectUri(deps, provider),
     scope: spec.scopes.join(' '),
@@ -32,4 +41,5 @@ export async function startProviderFlow(deps: IdentitiesDeps, provider: string, 
     code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
     code_challenge_method: 'S256',
   });
+  return { location, cookie: setFlowCookie(flowCookie(deps.publicUrl), browserSecret, FLOW_LIFETIME_SECONDS) };
 }

@@ -53,10 +53,13 @@ export async function unlinkProvider(deps: Pick<IdentitiesDeps, 'pool' | 'canSti
 export async function deleteOwnAccount(deps: Pick<IdentitiesDeps, 'pool' | 'accounts' | 'recordAudit'>, request: RequestInfo): Promise<void> {
   const actor = signedIn(request);
   await withTransaction(deps.pool, async (tx) => {
-    // Locked first: a link finishing meanwhile waits, then fails, so no identity escapes the queue.
+    // Identities before the account, in the order a sign-in takes them (its identity, then its session's
+    // key share on the account): the other order deadlocks with a sign-in of the same account.
+    await lockAccountIdentities(tx, actor.id);
     if (!(await deps.accounts.lockForDeletion(tx, actor.id))) {
       throw new IdentityError('account_not_found', 'The account no longer exists.');
     }
+    // Read again under the account's lock: a link that committed while this waited is queued too.
     const identities = await lockAccountIdentities(tx, actor.id);
     const queued = revocationsOf(identities);
     await queueTokenRevocations(tx, queued);

@@ -5,7 +5,7 @@ import type { NotificationListener } from '../../platform/db/listener.ts';
 import type { RunTask } from '../../platform/tasks/pool.ts';
 import { type JobDefinition, createJobRegistry } from './definitions.ts';
 import { jobsStatuses } from './errors.ts';
-import { createJobMetrics } from './metrics.ts';
+import { createJobMetrics, registerJobTimestampMetrics } from './metrics.ts';
 import type { JobsServiceDeps, RecordJobDefinitionChange } from './ports.ts';
 import { startJobScheduler } from './scheduler.ts';
 import { startJobWorkers } from './worker.ts';
@@ -36,6 +36,7 @@ export interface JobsModuleDeps {
 export function createJobsModule(deps: JobsModuleDeps) {
   const jobs = createJobRegistry(deps.definitions);
   const metrics = createJobMetrics(deps.registry);
+  registerJobTimestampMetrics(deps.registry, deps.pool, () => jobs.list().map((job) => job.name));
   const logger = deps.logger.child({ module: 'jobs' });
   const service: JobsServiceDeps = { pool: deps.pool, jobs, recordDefinitionChange: deps.recordDefinitionChange, queryTimeoutMs: 5_000 };
   let stopScheduler: (() => Promise<void>) | undefined;

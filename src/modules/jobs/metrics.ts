@@ -1,4 +1,7 @@
 import client from 'prom-client';
+import type { Queryable } from '../../platform/db/pool.ts';
+import { withTimeout } from '../../platform/time.ts';
+import { type LastFinishRow, selectLastFinishes } from './store/reads.ts';
 
 export interface JobMetrics {
   /** One attempt ended: succeeded, retrying, failed, released (drain) or lost (taken over). */
@@ -25,4 +28,45 @@ export function createJobMetrics(registry: client.Registry): JobMetrics {
       duration.observe({ job }, seconds);
     },
   };
+}
+
+/**
+ * Each job's latest success and failure as the database holds them (read at each scrape, so every
+ * instance reports the cluster's truth, whichever instance ran the job and across restarts: take
+ * max, not sum). A job with no such run among its last 1000 has no series.
+ */
+export function registerJobTimestampMetrics(registry: client.Registry, db: Queryable, jobs: () => string[]): void {
+  let last: LastFinishRow[] = [];
+  let reading: Promise<void> | undefined;
+  // Both gauges are collected side by side during a scrape: they share one read.
+  const refresh = () =>
+    (reading ??= read().finally(() => {
+      reading = undefined;
+    }));
+  const read = async () => {
+    try {
+      last = await withTimeout(selectLastFinishes(db, jobs()), 1_000);
+    } catch {
+      // An unreachable database keeps the last figures; readiness reports the outage.
+    }
+  };
+  const gauge = (name: string, help: string, pick: (row: LastFinishRow) => Date | null) =>
+    new client.Gauge({
+      name,
+      help,
+      labelNames: ['job'],
+      registers: [registry],
+      async collect() {
+        await refresh();
+        this.reset();
+        for (const row of last) {
+          const at = pick(row);
+          if (at) {
+            this.set({ job: row.job }, at.getTime() / 1000);
+          }
+        }
+      },
+    });
+  gauge('backplane_job_last_success_timestamp_seconds', 'When the job\'s latest successful run finished (Unix seconds), cluster-wide', (row) => row.last_success);
+  gauge('backplane_job_last_failure_timestamp_seconds', 'When the job\'s latest failed run finished (Unix seconds), cluster-wide', (row) => row.last_failure);
 }

@@ -10,7 +10,22 @@ export interface EmbeddedDatabase {
   /** True when this process started the server and so must stop it. */
   owned: boolean;
   stop(): Promise<void>;
+  /**
+   * Starts the server again, on the same port, whenever its postmaster dies (only a server this
+   * process started; otherwise does nothing). Attempts back off from 0.5 s to 30 s.
+   */
+  supervise(events: SupervisionEvents): void;
 }
+
+export interface SupervisionEvents {
+  died(): void;
+  restarting(attempt: number, delayMs: number, error?: unknown): void;
+  restarted(attempt: number): void;
+}
+
+const CHECK_EVERY_MS = 1_000;
+const RESTART_BASE_MS = 500;
+const RESTART_MAX_MS = 30_000;
 
 const USER = 'backplane';
 const DATABASE = 'backplane';
@@ -42,13 +57,21 @@ function runningPort(clusterDir: string): number | undefined {
     return undefined;
   }
   const [pidLine, , , portLine] = readFileSync(pidFile, 'utf8').split('\n');
-  const pid = Number(pidLine);
+  return isAlive(Number(pidLine)) ? Number(portLine) : undefined;
+}
+
+function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-  } catch {
-    return undefined;
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-  return Number(portLine);
+}
+
+function postmasterPid(clusterDir: string): number | undefined {
+  const pidFile = join(clusterDir, 'postmaster.pid');
+  return existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : undefined;
 }
 
 async function canConnect(url: string): Promise<boolean> {
@@ -141,35 +164,38 @@ export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<Em
 
   const existing = runningPort(clusterDir);
   if (existing && (await canConnect(urlFor(existing)))) {
-    return { url: urlFor(existing), owned: false, stop: async () => undefined };
+    return { url: urlFor(existing), owned: false, stop: async () => undefined, supervise: () => undefined };
   }
 
   checkReachableAsPostgresUser(dataDir);
   const port = options.port ?? (await freePort());
   const EmbeddedPostgres = await importWithoutExitHooks();
   const log = options.log ?? (() => undefined);
-  const server = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    port,
-    user: USER,
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    // Postgres refuses to run as root; as root the package runs it as a `postgres` system user.
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    postgresFlags: [
-      ...['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'unix_socket_directories='],
-      ...(options.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
-    ],
-    onLog: (message: unknown) => log(String(message).trim()),
-    onError: (message: unknown) => log(String(message).trim()),
-  });
+  const createServer = () =>
+    new EmbeddedPostgres({
+      databaseDir: clusterDir,
+      port,
+      user: USER,
+      password,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      // Postgres refuses to run as root; as root the package runs it as a `postgres` system user.
+      createPostgresUser: process.getuid?.() === 0,
+      initdbFlags: ['--encoding=UTF8', '--no-sync'],
+      postgresFlags: [
+        ...['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'unix_socket_directories='],
+        ...(options.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+      ],
+      onLog: (message: unknown) => log(String(message).trim()),
+      onError: (message: unknown) => log(String(message).trim()),
+    });
+  let server = createServer();
   if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
     rmSync(clusterDir, { recursive: true, force: true });
     await server.initialise();
   }
   await server.start();
+  let pid = postmasterPid(clusterDir);
   const admin = new pg.Client({ connectionString: urlFor(port, 'postgres') });
   await admin.connect();
   try {
@@ -180,5 +206,66 @@ export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<Em
   } finally {
     await admin.end();
   }
-  return { url: urlFor(port), owned: true, stop: () => server.stop() };
+
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let restarting: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  const pause = (ms: number) =>
+    new Promise<void>((resolvePause) => {
+      wake = resolvePause;
+      setTimeout(resolvePause, ms);
+    });
+  const alive = () => pid !== undefined && isAlive(pid);
+  // A fresh manager per attempt: the dead one's stop() would wait forever for an exit already past.
+  const restart = async (events: SupervisionEvents) => {
+    for (let attempt = 1; !stopped; attempt += 1) {
+      try {
+        const next = createServer();
+        await next.start();
+        server = next;
+        pid = postmasterPid(clusterDir);
+        events.restarted(attempt);
+        return;
+      } catch (error) {
+        // Backends of the killed postmaster may still hold its shared memory for a moment.
+        const delay = Math.min(RESTART_MAX_MS, RESTART_BASE_MS * 2 ** attempt);
+        events.restarting(attempt + 1, delay, error);
+        await pause(delay);
+      }
+    }
+  };
+  return {
+    url: urlFor(port),
+    owned: true,
+    supervise(events) {
+      const check = () => {
+        if (stopped) {
+          return;
+        }
+        if (alive()) {
+          timer = setTimeout(check, CHECK_EVERY_MS);
+          return;
+        }
+        events.died();
+        events.restarting(1, RESTART_BASE_MS);
+        restarting = pause(RESTART_BASE_MS)
+          .then(() => restart(events))
+          .finally(() => {
+            restarting = undefined;
+            check();
+          });
+      };
+      timer = setTimeout(check, CHECK_EVERY_MS);
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      wake?.();
+      await restarting;
+      if (alive()) {
+        await server.stop();
+      }
+    },
+  };
 }

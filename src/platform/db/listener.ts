@@ -6,6 +6,11 @@ export interface NotificationListener {
   listen(channel: string, handler: (payload: string) => void): void;
   /** Called once the connection is (re-)established, so caches can reload what they missed. */
   onConnected(handler: () => void): void;
+  /**
+   * Settles once the LISTEN of every channel asked for so far has run, so a load after it misses
+   * no notification; at once while disconnected (onConnected handlers run after the reconnect).
+   */
+  listening(): Promise<void>;
   readonly connected: boolean;
   close(): Promise<void>;
 }
@@ -101,6 +106,9 @@ export function createNotificationListener(connectionString: string, logger: Log
     },
     onConnected(handler) {
       connectedHandlers.push(handler);
+    },
+    listening() {
+      return pendingListen;
     },
     get connected() {
       return connected;

@@ -10,6 +10,18 @@ export function createRegistry(workerSlot: string): client.Registry {
   const registry = new client.Registry();
   registry.setDefaultLabels({ worker: workerSlot });
   client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  // prom-client leaves the start time out of the cluster's aggregated scrape; each instance's is kept here.
+  registry.removeSingleMetric('process_start_time_seconds');
+  const started = Math.round(Date.now() / 1000 - process.uptime());
+  new client.Gauge({
+    name: 'process_start_time_seconds',
+    help: 'Start time of the process since unix epoch in seconds.',
+    registers: [registry],
+    aggregator: 'first',
+    collect() {
+      this.set(started);
+    },
+  });
   return registry;
 }
 

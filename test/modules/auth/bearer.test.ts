@@ -1,6 +1,8 @@
 import test from 'ava';
 import { SignJWT, UnsecuredJWT, generateKeyPair } from 'jose';
+import { identifyCaller } from '../../../src/app/identities.ts';
 import { createRole, grantRoleToAccount } from '../../../src/modules/auth/service.ts';
+import { loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
 import { updateRolePermissions } from '../../../src/modules/auth/store/roles.ts';
 import { waitFor } from '../../support/cluster.ts';
 import { useInstances } from '../../support/fixture.ts';
@@ -102,4 +104,16 @@ test('the JWKS lists the public key and no private part', async (t) => {
   t.is(body.keys.length, 1);
   t.is(body.keys[0]!.crv, 'Ed25519');
   t.is(body.keys[0]!.d, undefined);
+});
+
+test('the scheme is case-insensitive (RFC 9110): bearer and BEARER work, also in identifyCaller', async (t) => {
+  const admin = await accountWithToken(app.db.pool, { roles: ['platform_admin'] });
+  for (const scheme of ['bearer', 'BEARER', 'Bearer', 'bEaReR']) {
+    t.is((await system({ Authorization: `${scheme} ${admin.token}` })).status, 200, scheme);
+  }
+  t.is((await system({ Authorization: `bearer  ${admin.token}` })).status, 200, 'more than one space');
+  await assertProblem(t, await system({ Authorization: `bearer${admin.token}` }), 401, 'unauthenticated');
+  const identify = identifyCaller(app.db.pool, await loadSigningKey(app.db.pool, undefined));
+  t.is((await identify(`bearer ${admin.token}`)).id, admin.id);
+  await t.throwsAsync(identify(`Basic ${admin.token}`), { message: /not valid/ });
 });

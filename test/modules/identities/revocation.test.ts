@@ -4,6 +4,7 @@ import { issueAccessToken } from '../../../src/modules/auth/accessTokens.ts';
 import { createAccount } from '../../../src/modules/auth/service.ts';
 import { loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
 import { claimDueRevocations } from '../../../src/modules/identities/store/revocations.ts';
+import { waitFor } from '../../support/cluster.ts';
 import { useInstances } from '../../support/fixture.ts';
 import { PUBLIC_URL, type TestProvider, startTestProvider } from '../../support/oidcProvider.ts';
 import { assertProblem } from '../../support/problems.ts';
@@ -84,6 +85,47 @@ test.serial('unlink answers 204 and queues the token; after the job runs, the pr
   t.is(refused.body.error, 'invalid_grant');
 });
 
+test.serial('a second sign-in queues the refresh token it replaces; the job revokes it, and the new one after account deletion', async (t) => {
+  await clearQueue();
+  provider.addPerson('olga-sub', 'olga@example.com');
+  t.is((await signInThroughProvider(app.instance.url, 'acme', 'olga-sub')).callback.status, 200);
+  const first = await storedRefreshToken(app.db.pool, 'acme', 'olga-sub');
+  t.deepEqual(await queue(), []);
+  const again = await signInThroughProvider(app.instance.url, 'acme', 'olga-sub');
+  t.is(again.callback.status, 200);
+  const second = await storedRefreshToken(app.db.pool, 'acme', 'olga-sub');
+  t.not(second, first);
+  const [row, ...others] = await queue();
+  t.deepEqual(others, []);
+  t.like(row, { provider: 'acme', subject: 'olga-sub', attempts: 0 });
+  t.is(box.open(row!.token_sealed, 'identity:acme:olga-sub'), first);
+
+  t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 1, retrying: 0, abandoned: 0 });
+  t.is((await provider.refresh(first)).body.error, 'invalid_grant');
+  t.is((await provider.refresh(second)).status, 200);
+
+  t.is((await fetch(`${app.instance.url}/auth/account`, { method: 'DELETE', headers: bearer(again.body.access_token) })).status, 204);
+  t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 1, retrying: 0, abandoned: 0 });
+  t.is((await provider.refresh(second)).body.error, 'invalid_grant');
+  t.deepEqual(await queue(), []);
+});
+
+test.serial('a linked identity signed in again and then unlinked: both of its refresh tokens end revoked', async (t) => {
+  await clearQueue();
+  const { token } = await passwordAccountLinkedTo('pia-sub', 'pia@example.com');
+  const first = await storedRefreshToken(app.db.pool, 'acme', 'pia-sub');
+  t.is((await signInThroughProvider(app.instance.url, 'acme', 'pia-sub')).callback.status, 200);
+  const second = await storedRefreshToken(app.db.pool, 'acme', 'pia-sub');
+  t.is((await queue()).length, 1);
+
+  t.is((await fetch(`${app.instance.url}/auth/identities/acme`, { method: 'DELETE', headers: bearer(token) })).status, 204);
+  t.is((await queue()).length, 2);
+  t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 2, retrying: 0, abandoned: 0 });
+  for (const refreshToken of [first, second]) {
+    t.is((await provider.refresh(refreshToken)).body.error, 'invalid_grant');
+  }
+});
+
 test.serial('unlinking the last way to sign in is refused with 409 and queues nothing', async (t) => {
   await clearQueue();
   provider.addPerson('hank-sub', 'hank@example.com');
@@ -155,6 +197,34 @@ test.serial('account deletion while the provider is down: 204 at once; the job r
   t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 1, retrying: 0, abandoned: 0 });
   t.deepEqual(await queue(), []);
   t.is((await provider.refresh(refreshToken)).body.error, 'invalid_grant');
+});
+
+test.serial('account deletion while a sign-in of the same account holds its identity waits for it, never deadlocks, and queues the newest token', async (t) => {
+  await clearQueue();
+  provider.addPerson('quinn-sub', 'quinn@example.com');
+  const signedIn = await signInThroughProvider(app.instance.url, 'acme', 'quinn-sub');
+  const accountId = decodeJwt(signedIn.body.access_token).sub!;
+  // A sign-in's transaction, by hand: the identity row locked, a new token stored, then the session insert's key-share lock on the account.
+  const signIn = await app.db.pool.connect();
+  try {
+    await signIn.query('begin');
+    await signIn.query('select 1 from identities where subject = $1 for update', ['quinn-sub']);
+    await signIn.query('update identities set refresh_token_sealed = $2 where subject = $1', ['quinn-sub', box.seal('newest', 'identity:acme:quinn-sub')]);
+    const deletion = fetch(`${app.instance.url}/auth/account`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) });
+    await waitFor(
+      async () => ((await app.db.pool.query("select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%from identities%for update%'")).rowCount ? true : undefined),
+      30_000,
+      'the deletion to wait for the identity',
+    );
+    await signIn.query('select 1 from accounts where id = $1 for key share', [accountId]);
+    await signIn.query('commit');
+    t.is((await deletion).status, 204);
+  } finally {
+    signIn.release();
+  }
+  const rows = await queue();
+  t.is(rows.length, 1);
+  t.is(box.open(rows[0]!.token_sealed, 'identity:acme:quinn-sub'), 'newest');
 });
 
 test.serial('a provider that keeps failing: backoff doubles, and after 10 failures the row is abandoned with an audit event', async (t) => {

@@ -7,7 +7,7 @@ import { useInstances } from '../../support/fixture.ts';
 import { PUBLIC_URL, type TestProvider, authorizeAtProvider, onInstance, startTestProvider } from '../../support/oidcProvider.ts';
 import { assertProblem } from '../../support/problems.ts';
 import { accountWithToken, bearer } from '../../support/tokens.ts';
-import { box, signInThroughProvider, storedRefreshToken } from './support.ts';
+import { box, flowCookieOf, signInThroughProvider, storedRefreshToken } from './support.ts';
 
 let provider: TestProvider;
 test.before(async () => {
@@ -77,13 +77,13 @@ test.serial('with a bearer token, start links the provider to that account inste
   const audit = await app.db.pool.query("select metadata from audit_events where action = 'auth.identity.linked' and actor_id = $1", [owner.id]);
   t.deepEqual(audit.rows[0]!.metadata, { provider: 'acme', created_account: false });
 
-  // A subject already linked elsewhere is refused; its new token is not revoked, since it may share
-  // a grant with the token the other account keeps, which stays valid.
+  // A subject already linked elsewhere is refused; the new token it was given is kept nowhere, so it
+  // is queued for revocation, and the token the other account keeps is left alone.
   const before = await queued();
   const someoneElse = await accountWithToken(app.db.pool);
   const taken = await signInThroughProvider(app.instance.url, 'acme', 'carol-sub', bearer(someoneElse.token));
   await assertProblem(t, taken.callback, 409, 'identity_in_use');
-  t.is(await queued(), before);
+  t.is(await queued(), before + 1);
   t.is((await provider.refresh(await storedRefreshToken(app.db.pool, 'acme', 'carol-sub'))).status, 200);
 
   // One identity per provider and account: a second subject at acme is refused, and the token
@@ -92,7 +92,7 @@ test.serial('with a bearer token, start links the provider to that account inste
   const second = await signInThroughProvider(app.instance.url, 'acme', 'carol-second-sub', bearer(ownerToken));
   await assertProblem(t, second.callback, 409, 'provider_already_linked');
   t.is((await app.db.pool.query('select 1 from identities where subject = $1', ['carol-second-sub'])).rowCount, 0);
-  t.is(await queued(), before + 1);
+  t.is(await queued(), before + 2);
 });
 
 test.serial('a new subject needs a verified email that no account uses', async (t) => {
@@ -114,9 +114,10 @@ test.serial('a state is single-use and expires after 10 minutes', async (t) => {
   provider.addPerson('frank-sub', 'frank@example.com');
   const start = await fetch(`${app.instance.url}/auth/providers/acme/start`, { redirect: 'manual' });
   const returned = await authorizeAtProvider(start.headers.get('Location')!, 'frank-sub');
-  const first = await fetch(onInstance(returned, app.instance.url));
+  const cookie = { Cookie: flowCookieOf(start) };
+  const first = await fetch(onInstance(returned, app.instance.url), { headers: cookie });
   t.is(first.status, 200);
-  await assertProblem(t, await fetch(onInstance(returned, app.instance.url)), 401, 'invalid_state');
+  await assertProblem(t, await fetch(onInstance(returned, app.instance.url), { headers: cookie }), 401, 'invalid_state');
 
   const late = await fetch(`${app.instance.url}/auth/providers/acme/start`, { redirect: 'manual' });
   const state = new URL(late.headers.get('Location')!).searchParams.get('state')!;
@@ -127,7 +128,7 @@ test.serial('a state is single-use and expires after 10 minutes', async (t) => {
   t.is(rows[0]!.seconds, 600);
   const lateReturn = await authorizeAtProvider(late.headers.get('Location')!, 'frank-sub');
   await app.db.pool.query("update identity_flows set expires_at = now() - interval '1 second' where state = $1", [state]);
-  await assertProblem(t, await fetch(onInstance(lateReturn, app.instance.url)), 401, 'invalid_state');
+  await assertProblem(t, await fetch(onInstance(lateReturn, app.instance.url), { headers: { Cookie: flowCookieOf(late) } }), 401, 'invalid_state');
 });
 
 test.serial('the authorization request carries PKCE (S256), state, nonce and the configured scopes', async (t) => {
@@ -146,15 +147,18 @@ test.serial('the authorization request carries PKCE (S256), state, nonce and the
 test.serial('a refusal at the provider consumes the state and answers 401', async (t) => {
   const start = await fetch(`${app.instance.url}/auth/providers/acme/start`, { redirect: 'manual' });
   const state = new URL(start.headers.get('Location')!).searchParams.get('state')!;
-  const refused = await fetch(`${app.instance.url}/auth/providers/acme/callback?error=access_denied&state=${state}`);
+  const cookie = { Cookie: flowCookieOf(start) };
+  const refused = await fetch(`${app.instance.url}/auth/providers/acme/callback?error=access_denied&state=${state}`, { headers: cookie });
   await assertProblem(t, refused, 401, 'provider_sign_in_failed');
-  await assertProblem(t, await fetch(`${app.instance.url}/auth/providers/acme/callback?code=x&state=${state}`), 401, 'invalid_state');
+  await assertProblem(t, await fetch(`${app.instance.url}/auth/providers/acme/callback?code=x&state=${state}`, { headers: cookie }), 401, 'invalid_state');
 });
 
 test.serial('a forged code fails the exchange with 401', async (t) => {
   const start = await fetch(`${app.instance.url}/auth/providers/acme/start`, { redirect: 'manual' });
   const state = new URL(start.headers.get('Location')!).searchParams.get('state')!;
-  const forged = await fetch(`${app.instance.url}/auth/providers/acme/callback?code=forged&state=${state}&iss=${encodeURIComponent(provider.issuer)}`);
+  const forged = await fetch(`${app.instance.url}/auth/providers/acme/callback?code=forged&state=${state}&iss=${encodeURIComponent(provider.issuer)}`, {
+    headers: { Cookie: flowCookieOf(start) },
+  });
   await assertProblem(t, forged, 401, 'provider_sign_in_failed');
 });
 

@@ -20,14 +20,23 @@ export interface ProviderRoundTrip {
   body: any;
 }
 
-/** start → the provider's login and consent as `subject` → callback, as a browser would. */
+/** The `name=value` of the flow cookie a start set, as the browser sends it back. */
+export function flowCookieOf(start: Response): string {
+  const line = start.headers.getSetCookie().find((candidate) => candidate.includes('oidc_flow='));
+  if (!line) {
+    throw new Error('the start set no flow cookie');
+  }
+  return line.split(';')[0]!;
+}
+
+/** start → the provider's login and consent as `subject` → callback with the start's cookie, as a browser would. */
 export async function signInThroughProvider(instanceUrl: string, provider: string, subject: string, headers: Record<string, string> = {}): Promise<ProviderRoundTrip> {
   const start = await fetch(`${instanceUrl}/auth/providers/${provider}/start`, { redirect: 'manual', headers });
   if (start.status !== 302) {
     return { start, callback: start, body: await start.clone().json() };
   }
   const returned = await authorizeAtProvider(start.headers.get('Location')!, subject);
-  const callback = await fetch(onInstance(returned, instanceUrl));
+  const callback = await fetch(onInstance(returned, instanceUrl), { headers: { Cookie: flowCookieOf(start) } });
   return { start, callback, body: await callback.clone().json() };
 }
 

@@ -1,4 +1,15 @@
 import type { Queryable } from '../../../platform/db/pool.ts';
+import { PG, pgCode } from '../../../platform/db/pgErrors.ts';
+import { accountEnded } from '../errors.ts';
+
+/** A row for an account deleted since its token was checked: 401, never a foreign-key 500 (ADR 0064). */
+async function forLiveAccount<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    throw pgCode(error) === PG.foreignKeyViolation ? accountEnded(error) : error;
+  }
+}
 
 export interface TotpRow {
   sealed_secret: string;
@@ -20,7 +31,7 @@ where mfa_totp.confirmed_at is null
 returning account_id`;
 
 export async function upsertPendingTotp(db: Queryable, accountId: string, sealedSecret: string): Promise<boolean> {
-  const result = await db.query(upsertPendingTotpSql, [accountId, sealedSecret]);
+  const result = await forLiveAccount(db.query(upsertPendingTotpSql, [accountId, sealedSecret]));
   return (result.rowCount ?? 0) > 0;
 }
 
@@ -55,7 +66,7 @@ insert into mfa_recovery_codes (account_id, code_hash) select $1, unnest($2::byt
 
 export async function replaceRecoveryCodes(tx: Queryable, accountId: string, codeHashes: Buffer[]): Promise<void> {
   await tx.query(deleteRecoveryCodesSql, [accountId]);
-  await tx.query(insertRecoveryCodesSql, [accountId, codeHashes]);
+  await forLiveAccount(tx.query(insertRecoveryCodesSql, [accountId, codeHashes]));
 }
 
 const useRecoveryCodeSql = `
@@ -72,17 +83,18 @@ const insertChallengeSql = `
 insert into mfa_challenges (account_id, token_hash, expires_at) values ($1, $2, now() + make_interval(secs => $3))`;
 
 export async function insertChallenge(db: Queryable, accountId: string, tokenHash: Buffer, ttlSeconds: number): Promise<void> {
-  await db.query(insertChallengeSql, [accountId, tokenHash, ttlSeconds]);
+  await forLiveAccount(db.query(insertChallengeSql, [accountId, tokenHash, ttlSeconds]));
 }
 
 export interface ChallengeRow {
   id: string;
   account_id: string;
   email: string;
+  email_normalized: string;
 }
 
 const findOpenChallengeSql = `
-select c.id, c.account_id, a.email
+select c.id, c.account_id, a.email, coalesce(a.email_normalized, a.id::text) as email_normalized
 from mfa_challenges c join accounts a on a.id = c.account_id
 where c.token_hash = $1 and c.used_at is null and c.expires_at > now()`;
 

@@ -10,32 +10,57 @@ export interface Flow {
   linkAccountId: string | null;
 }
 
+/** A flow as stored: bound to its browser by the SHA-256 of the secret in that browser's cookie. */
+export interface StoredFlow extends Flow {
+  browserHash: Buffer;
+  live: boolean;
+}
+
 export const FLOW_LIFETIME_SECONDS = 600;
 
 const insertFlowSql = `
-insert into identity_flows (state, provider, code_verifier, nonce, link_account_id, expires_at)
-values ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`;
+insert into identity_flows (state, provider, code_verifier, nonce, link_account_id, browser_hash, expires_at)
+values ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`;
 
-export async function insertFlow(db: Queryable, flow: Flow): Promise<void> {
-  await db.query(insertFlowSql, [flow.state, flow.provider, flow.codeVerifier, flow.nonce, flow.linkAccountId, FLOW_LIFETIME_SECONDS]);
+export async function insertFlow(db: Queryable, flow: Flow, browserHash: Buffer): Promise<void> {
+  await db.query(insertFlowSql, [flow.state, flow.provider, flow.codeVerifier, flow.nonce, flow.linkAccountId, browserHash, FLOW_LIFETIME_SECONDS]);
 }
 
-// Deleting is what makes a state single-use: of two callbacks with one state, one gets the row.
-const takeFlowSql = `
-delete from identity_flows where state = $1
-returning state, provider, code_verifier, nonce, link_account_id::text, expires_at > now() as live`;
+// Locked until the caller's transaction ends: of two callbacks with one state, the second waits and then finds nothing.
+const lockFlowSql = `
+select state, provider, code_verifier, nonce, link_account_id::text, browser_hash, expires_at > now() as live
+from identity_flows where state = $1 for update`;
 
-/** The flow of a state, removed so it cannot be used again; undefined when unknown or expired. */
-export async function takeFlow(db: Queryable, state: string): Promise<Flow | undefined> {
-  const result = await db.query<{ state: string; provider: string; code_verifier: string; nonce: string; link_account_id: string | null; live: boolean }>(
-    takeFlowSql,
-    [state],
-  );
+/** The flow of a state, locked; the caller checks its browser before taking it. */
+export async function lockFlow(tx: Queryable, state: string): Promise<StoredFlow | undefined> {
+  const result = await tx.query<{
+    state: string;
+    provider: string;
+    code_verifier: string;
+    nonce: string;
+    link_account_id: string | null;
+    browser_hash: Buffer;
+    live: boolean;
+  }>(lockFlowSql, [state]);
   const row = result.rows[0];
-  if (!row?.live) {
-    return undefined;
-  }
-  return { state: row.state, provider: row.provider, codeVerifier: row.code_verifier, nonce: row.nonce, linkAccountId: row.link_account_id };
+  return row
+    ? {
+        state: row.state,
+        provider: row.provider,
+        codeVerifier: row.code_verifier,
+        nonce: row.nonce,
+        linkAccountId: row.link_account_id,
+        browserHash: row.browser_hash,
+        live: row.live,
+      }
+    : undefined;
+}
+
+const deleteFlowSql = `delete from identity_flows where state = $1`;
+
+/** Deleting is what makes a state single-use. */
+export async function deleteFlow(tx: Queryable, state: string): Promise<void> {
+  await tx.query(deleteFlowSql, [state]);
 }
 
 const deleteExpiredFlowsSql = `

@@ -29,14 +29,6 @@ const toIdentity = (row: IdentityRow): Identity => ({
 
 const COLUMNS = 'id::text, account_id::text, provider, subject, refresh_token_sealed';
 
-const findBySubjectSql = `
-select ${COLUMNS} from identities where provider = $1 and subject = $2`;
-
-export async function findIdentity(db: Queryable, provider: string, subject: string): Promise<Identity | undefined> {
-  const row = (await db.query<IdentityRow>(findBySubjectSql, [provider, subject])).rows[0];
-  return row ? toIdentity(row) : undefined;
-}
-
 const selectBySubjectSql = `
 select ${COLUMNS} from identities where provider = $1 and subject = $2 for update`;
 
@@ -90,7 +82,7 @@ const recordSignInSql = `
 update identities set last_sign_in_at = now(), email = coalesce($2, email), refresh_token_sealed = coalesce($3, refresh_token_sealed)
 where id = $1`;
 
-/** Records a sign-in; a new refresh token replaces the stored one. */
+/** Records a sign-in; a new refresh token replaces the stored one (the caller queues the old one for revocation). */
 export async function recordIdentitySignIn(db: Queryable, id: string, email: string | null, refreshTokenSealed: string | null): Promise<void> {
   await db.query(recordSignInSql, [id, email, refreshTokenSealed]);
 }

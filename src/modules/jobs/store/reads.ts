@@ -109,3 +109,25 @@ const setStatementTimeoutSql = `select set_config('statement_timeout', $1, true)
 export async function setStatementTimeout(tx: Queryable, ms: number): Promise<void> {
   await tx.query(setStatementTimeoutSql, [String(ms)]);
 }
+
+// Per job, when its latest success and failure finished among its last 1000 runs: walks the (job, id)
+// index backwards, so a job that never fails costs 1000 index entries, not its whole history.
+const selectLastFinishesSql = `
+select j.name as job,
+       max(r.finished_at) filter (where r.state = 'succeeded') as last_success,
+       max(r.finished_at) filter (where r.state = 'failed') as last_failure
+from unnest($1::text[]) as j(name)
+left join lateral (
+  select r.state, r.finished_at from job_runs r where r.job = j.name order by r.id desc limit 1000
+) r on true
+group by j.name`;
+
+export interface LastFinishRow {
+  job: string;
+  last_success: Date | null;
+  last_failure: Date | null;
+}
+
+export async function selectLastFinishes(db: Queryable, jobs: string[]): Promise<LastFinishRow[]> {
+  return (await db.query<LastFinishRow>(selectLastFinishesSql, [jobs])).rows;
+}

