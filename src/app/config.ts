@@ -23,6 +23,8 @@ export interface Config {
   drainTimeoutMs: number;
   heartbeatSeconds: number;
   bodyLimitBytes: number;
+  /** How long a request may wait on the database in all (APP_REQUEST_DEADLINE_SECONDS); past it, 503 database_unavailable. */
+  requestDeadlineMs: number;
   /** Proxies whose X-Forwarded-For is believed (APP_TRUSTED_PROXIES). */
   trustedProxies: ProxyRange[];
   encryptionKey: string | undefined;
@@ -158,6 +160,7 @@ export function loadConfig(env: Env = process.env): Config {
     drainTimeoutMs: drainSeconds * 1000,
     heartbeatSeconds: integer(env, 'APP_HEARTBEAT_SECONDS', 15, 1, 300),
     bodyLimitBytes: integer(env, 'APP_BODY_LIMIT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+    requestDeadlineMs: integer(env, 'APP_REQUEST_DEADLINE_SECONDS', 5, 1, 300) * 1000,
     trustedProxies: trustedProxies(env),
     encryptionKey: env.APP_ENCRYPTION_KEY || undefined,
     jwtPrivateKey: jwtPrivateKey(env),

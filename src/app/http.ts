@@ -5,6 +5,7 @@ import { accessLog } from '../platform/http/accessLog.ts';
 import { jsonBody } from '../platform/http/body.ts';
 import { answerClientError } from '../platform/http/clientError.ts';
 import { platformStatuses, type StatusTable } from '../platform/http/errors.ts';
+import { databaseUnavailableReason } from '../platform/db/unavailable.ts';
 import { mergeStatusTables, problemOf, problemRenderer } from '../platform/http/problem.ts';
 import { type EarlyAnswer, createRequestFrame } from '../platform/http/requestFrame.ts';
 import type { AnyRoute } from '../platform/http/route.ts';
@@ -20,6 +21,8 @@ export interface HttpAppOptions {
   bodyLimitBytes: number;
   /** How long an idle keep-alive connection stays open (Node's default is 5 s). */
   keepAliveTimeoutMs?: number;
+  /** How long a route that needs the database may wait on it (connection and statements); 5 s by default. */
+  requestDeadlineMs?: number;
   /** Resolves the client address of a request (trusted proxies); the socket peer by default. */
   clientAddress?: (request: IncomingMessage) => string;
   /** Answers a request before Koa when it returns an error (refusals known from memory). */
@@ -32,6 +35,12 @@ export interface HttpAppOptions {
    */
   beforeBody?: Koa.Middleware[];
 }
+
+/**
+ * Retry-After of 503 database_unavailable: a restart or failover takes seconds, and every client
+ * retrying at once a second later would only add to the connections the database is refusing.
+ */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /** Kubernetes probes: logged at debug while they succeed. */
 const PROBE_ROUTES = new Set(['/livez', '/readyz']);
@@ -46,7 +55,7 @@ export function createHttpServer(options: HttpAppOptions): Server {
   const statuses = mergeStatusTables([platformStatuses, ...options.statuses]);
   const frame = createRequestFrame({
     clientAddress: options.clientAddress ?? ((request: IncomingMessage) => request.socket.remoteAddress ?? ''),
-    renderError: problemRenderer(statuses, options.logger),
+    renderError: problemRenderer(statuses, options.logger, { reason: databaseUnavailableReason, retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS }),
     problemOf: (error, requestId) => problemOf(statuses, error, requestId),
     logRequest: accessLog(options.logger, PROBE_ROUTES),
     metrics: options.metrics,
@@ -57,7 +66,7 @@ export function createHttpServer(options: HttpAppOptions): Server {
     app.use(middleware);
   }
   app.use(jsonBody(options.bodyLimitBytes));
-  for (const middleware of buildRouter(options.routes, options.guard)) {
+  for (const middleware of buildRouter(options.routes, options.guard, { requestDeadlineMs: options.requestDeadlineMs ?? 5_000 })) {
     app.use(middleware);
   }
   const handle = app.callback();

@@ -14,6 +14,7 @@ import { type RateLimitSettings, createRateLimitModule } from '../modules/rateli
 import { trackInstance } from '../modules/releases/index.ts';
 import { RETENTION_KINDS, createRetentionModule } from '../modules/retention/index.ts';
 import { createSettingsModule, settingsStatuses } from '../modules/settings/index.ts';
+import { withDatabaseDeadline } from '../platform/db/deadline.ts';
 import { createNotificationListener } from '../platform/db/listener.ts';
 import { listMigrationFiles, migrationStatus } from '../platform/db/migrations.ts';
 import { type Queryable, createPool } from '../platform/db/pool.ts';
@@ -34,6 +35,9 @@ import { openSecretBox } from './encryptionKey.ts';
 import { RATE_LIMIT_CONNECTIONS, openRateLimitPool, settingsRateLimits, signInAttempts } from './rateLimits.ts';
 import { auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import { createRoutes } from './routes.ts';
+
+/** The database probes of /readyz and /ops/system give up after 2 s (their own bound) of waiting. */
+const PROBE_DEADLINE_MS = 2_000;
 
 export interface RunningInstance {
   id: string;
@@ -132,7 +136,8 @@ export async function startInstance(
   });
   const readiness = createReadiness(
     [
-      { name: 'database', failure: 'the database did not answer', run: async () => void (await pool.query('select 1')) },
+      // Bounded like a request, so a frozen database costs a probe its connection, not one held per probe until the thaw.
+      { name: 'database', failure: 'the database did not answer', run: () => withDatabaseDeadline(PROBE_DEADLINE_MS, async () => void (await pool.query('select 1'))) },
       ...identities.readinessChecks(),
     ],
     { onFailure: (name, error) => logger.warn({ check: name, err: error }, 'readiness check failed') },
@@ -187,7 +192,7 @@ export async function startInstance(
         runtime,
         jobs: jobs.workerInfo,
         latestMigration,
-        readMigrations: () => migrationStatus(pool, migrationFiles),
+        readMigrations: () => withDatabaseDeadline(PROBE_DEADLINE_MS, () => migrationStatus(pool, migrationFiles)),
       },
     },
     build.version,
@@ -204,6 +209,7 @@ export async function startInstance(
     metrics: createHttpMetrics(registry),
     bodyLimitBytes: config.bodyLimitBytes,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    requestDeadlineMs: config.requestDeadlineMs,
     draining: () => closingConnections,
     clientAddress: (request) => clientAddress.resolve(request.socket.remoteAddress, request.headers['x-forwarded-for']),
     // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.

@@ -29,6 +29,14 @@ test('metrics are never served on the API port', (t) => {
   t.throws(() => loadConfig({ PORT: '9000', APP_METRICS_PORT: '9000' }), { message: /APP_METRICS_PORT/ });
 });
 
+test('the request deadline is 5 s unless APP_REQUEST_DEADLINE_SECONDS says otherwise; a bad value stops start-up naming it', (t) => {
+  t.is(loadConfig({}).requestDeadlineMs, 5_000);
+  t.is(loadConfig({ APP_REQUEST_DEADLINE_SECONDS: '1' }).requestDeadlineMs, 1_000);
+  for (const value of ['0', '1.5', '5s', '301', '-1']) {
+    t.throws(() => loadConfig({ APP_REQUEST_DEADLINE_SECONDS: value }), { instanceOf: ConfigError, message: /^APP_REQUEST_DEADLINE_SECONDS/ });
+  }
+});
+
 test('job queues, lease and test jobs are read and checked', (t) => {
   t.deepEqual(loadConfig({}).jobQueues, ['default']);
   t.deepEqual(loadConfig({ APP_JOB_QUEUES: 'default, reports,default' }).jobQueues, ['default', 'reports']);

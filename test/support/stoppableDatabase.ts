@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedDatabase, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
@@ -13,8 +13,42 @@ export interface StoppableDatabase {
   url: string;
   stop(): Promise<void>;
   restart(): Promise<void>;
+  /**
+   * SIGSTOPs the postmaster and every backend: connections stay open and nothing answers, as with
+   * a hung host. Linux only (reads /proc).
+   */
+  freeze(): void;
+  /** SIGCONTs what freeze() stopped (and any process it forked since). */
+  thaw(): void;
   /** Stops it if running and deletes its files. */
   remove(): Promise<void>;
+}
+
+/** The postmaster of the cluster in dataDir and all its descendants, postmaster first. */
+function serverProcesses(dataDir: string): number[] {
+  const postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) {
+      continue;
+    }
+    try {
+      // The command may hold spaces and parentheses: the fields after its last ')' are fixed.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const tree = [postmaster];
+  for (let index = 0; index < tree.length; index += 1) {
+    for (const [pid, parent] of parents) {
+      if (parent === tree[index]) {
+        tree.push(pid);
+      }
+    }
+  }
+  return tree;
 }
 
 export async function startStoppableDatabase(prepare: (pool: InstrumentedPool) => Promise<void> = async () => undefined): Promise<StoppableDatabase> {
@@ -35,6 +69,16 @@ export async function startStoppableDatabase(prepare: (pool: InstrumentedPool) =
     stop: () => server.stop(),
     async restart() {
       server = await openEmbeddedDatabase({ dataDir, fast: true, port });
+    },
+    freeze() {
+      for (const pid of serverProcesses(dataDir)) {
+        process.kill(pid, 'SIGSTOP');
+      }
+    },
+    thaw() {
+      for (const pid of serverProcesses(dataDir)) {
+        process.kill(pid, 'SIGCONT');
+      }
     },
     async remove() {
       await server.stop().catch(() => undefined);

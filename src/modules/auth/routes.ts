@@ -9,6 +9,7 @@ export function authRoutes(deps: { signingKey: SigningKey }) {
     defineRoute({
       method: 'GET',
       path: '/.well-known/jwks.json',
+      needsDatabase: false,
       tag: 'auth',
       summary: 'Public keys that verify access tokens',
       responses: { 200: Jwks },

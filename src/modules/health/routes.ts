@@ -12,6 +12,7 @@ export function healthRoutes(deps: SystemDeps & { readiness: Readiness }) {
     defineRoute({
       method: 'GET',
       path: '/livez',
+      needsDatabase: false,
       tag: 'health',
       summary: 'Liveness: the process answers; never touches a dependency',
       responses: { 200: z.object({ status: z.literal('ok') }) },
@@ -23,6 +24,7 @@ export function healthRoutes(deps: SystemDeps & { readiness: Readiness }) {
     defineRoute({
       method: 'GET',
       path: '/readyz',
+      needsDatabase: false,
       tag: 'health',
       summary: 'Readiness: every check passes and the instance is not draining',
       description:
@@ -47,6 +49,7 @@ export function healthRoutes(deps: SystemDeps & { readiness: Readiness }) {
     defineRoute({
       method: 'GET',
       path: '/ops/system',
+      needsDatabase: false,
       permission: 'ops.system.read',
       tag: 'ops',
       summary: 'Describe the instance that answers the request',

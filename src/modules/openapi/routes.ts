@@ -29,6 +29,7 @@ export function openApiRoutes(document: () => Record<string, unknown>) {
     defineRoute({
       method: 'GET',
       path: '/openapi.json',
+      needsDatabase: false,
       tag: 'meta',
       summary: 'The OpenAPI 3.1 document of this API',
       responses: { 200: z.record(z.string(), z.unknown()) },
@@ -37,6 +38,7 @@ export function openApiRoutes(document: () => Record<string, unknown>) {
     defineRoute({
       method: 'GET',
       path: '/docs',
+      needsDatabase: false,
       tag: 'meta',
       summary: 'A page listing every operation',
       responses: { 200: null },

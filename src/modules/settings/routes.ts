@@ -20,6 +20,7 @@ export function settingsRoutes(deps: { settings: SettingsService }) {
     defineRoute({
       method: 'GET',
       path: '/ops/settings',
+      needsDatabase: false,
       permission: 'ops.settings.read',
       tag: 'ops',
       summary: 'Every runtime setting with its value, default and bounds',
@@ -32,6 +33,7 @@ export function settingsRoutes(deps: { settings: SettingsService }) {
       method: 'GET',
       path: '/ops/settings/{name}',
       permission: 'ops.settings.read',
+      needsDatabase: false,
       tag: 'ops',
       summary: 'One runtime setting',
       params: NameParams,

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { type DatabaseDeadline, DatabaseUnavailableError, currentDatabaseDeadline } from './deadline.ts';
 
 /** Anything that runs a query: the pool, or a client inside a transaction. */
 export interface Queryable {
@@ -34,9 +35,73 @@ export interface InstrumentedPool extends pg.Pool {
 
 type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
 
+type QueryCallback = (err: Error | null, result?: unknown) => void;
+
+const deadlineError = () => new DatabaseUnavailableError('deadline');
+
+/**
+ * How long past the deadline a running statement is left before its connection is destroyed: a
+ * live server answers its own statement_timeout in that time (a module's bounded read keeps its
+ * *_query_timeout code when its bound equals the deadline); a frozen one answers nothing anyway.
+ */
+export const STATEMENT_GRACE_MS = 1_000;
+
+/**
+ * Bounds every statement of a checked-out client by the deadline of its checkout. Past it (and
+ * the grace) the connection is destroyed, not returned: a frozen server never answers, and a statement still
+ * running there must never land on the next user of the connection nor commit later.
+ */
+function boundStatements(client: pg.PoolClient, deadlineOf: (client: pg.PoolClient) => DatabaseDeadline | undefined): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  // A destroyed connection reports its end as an error event; the failed statement already says it.
+  client.on('error', () => undefined);
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
+    const deadline = deadlineOf(client);
+    const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
+    if (!deadline || submittable) {
+      return query(config, values, callback);
+    }
+    const done = (typeof values === 'function' ? values : callback) as QueryCallback | undefined;
+    const remaining = deadline.remainingMs();
+    if (remaining <= 0) {
+      if (done) {
+        process.nextTick(done, deadlineError());
+        return undefined;
+      }
+      return Promise.reject(deadlineError());
+    }
+    let timedOut = false;
+    const stopWaiting = deadline.startWaiting();
+    const timer = setTimeout(() => {
+      timedOut = true;
+      // Destroyed with the reason, so every query on it (and pool.query's own error handler) sees it.
+      (client as unknown as { connection: { stream: { destroy(error: Error): void } } }).connection.stream.destroy(deadlineError());
+    }, remaining + STATEMENT_GRACE_MS);
+    const settle = (error: Error | null) => {
+      clearTimeout(timer);
+      stopWaiting();
+      return error && timedOut && !(error instanceof DatabaseUnavailableError) ? new DatabaseUnavailableError('deadline', { cause: error }) : error;
+    };
+    if (done) {
+      const wrapped: QueryCallback = (error, result) => done(settle(error), result);
+      return typeof values === 'function' ? query(config, wrapped) : query(config, values, wrapped);
+    }
+    return (query(config, values) as Promise<unknown>).then(
+      (result) => {
+        settle(null);
+        return result;
+      },
+      (error: Error) => {
+        throw settle(error);
+      },
+    );
+  };
+}
+
 /**
  * A pg pool whose every checkout (including the ones pool.query makes) is counted and timed,
- * for /ops/system and the pool metrics.
+ * for /ops/system and the pool metrics. Within a database deadline (withDatabaseDeadline), waiting
+ * for a connection and every statement on it are bounded by that deadline.
  */
 export function createPool(options: PoolOptions): InstrumentedPool {
   const pool = new pg.Pool({
@@ -53,10 +118,50 @@ export function createPool(options: PoolOptions): InstrumentedPool {
   const stats: PoolStats = { acquires: 0, emptyAcquires: 0, canceledAcquires: 0, acquireMsTotal: 0 };
   // A connection that dies while idle must not crash the process; the pool drops it.
   pool.on('error', () => undefined);
+  const deadlines = new WeakMap<pg.PoolClient, DatabaseDeadline>();
+  pool.on('connect', (client) => boundStatements(client, (checkedOut) => deadlines.get(checkedOut)));
+  pool.on('release', (_error: unknown, client: pg.PoolClient) => deadlines.delete(client));
   const connect = pool.connect.bind(pool) as (callback: ConnectCallback) => void;
+
+  /** Checks out a connection, giving up at the caller's deadline (a late connection goes straight back). */
+  const connectBy = (deadline: DatabaseDeadline | undefined, callback: ConnectCallback) => {
+    if (!deadline) {
+      connect(callback);
+      return;
+    }
+    const remaining = deadline.remainingMs();
+    if (remaining <= 0) {
+      process.nextTick(callback, deadlineError(), undefined, () => undefined);
+      return;
+    }
+    let answered = false;
+    const stopWaiting = deadline.startWaiting();
+    const timer = setTimeout(() => {
+      answered = true;
+      stopWaiting();
+      callback(deadlineError(), undefined, () => undefined);
+    }, remaining);
+    connect((err, client, done) => {
+      if (answered) {
+        // pg-pool's own acquire timeout answers with the error alone: no connection to give back.
+        if (client && !err) {
+          done();
+        }
+        return;
+      }
+      answered = true;
+      clearTimeout(timer);
+      stopWaiting();
+      if (client && !err) {
+        deadlines.set(client, deadline);
+      }
+      callback(err, client, done);
+    });
+  };
 
   const instrumented = (callback?: ConnectCallback): Promise<pg.PoolClient> | undefined => {
     const started = performance.now();
+    const deadline = currentDatabaseDeadline();
     stats.acquires += 1;
     if (pool.idleCount === 0) {
       stats.emptyAcquires += 1;
@@ -69,11 +174,11 @@ export function createPool(options: PoolOptions): InstrumentedPool {
       callback?.(err, client, done);
     };
     if (callback) {
-      connect(settle);
+      connectBy(deadline, settle);
       return undefined;
     }
     return new Promise((resolve, reject) => {
-      connect((err, client, done) => {
+      connectBy(deadline, (err, client, done) => {
         settle(err, client, done);
         if (err || !client) {
           reject(err ?? new Error('no client'));

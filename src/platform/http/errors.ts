@@ -55,6 +55,7 @@ export const platformStatuses = {
   headers_too_large: 431,
   internal_error: 500,
   unavailable: 503,
+  database_unavailable: 503,
 } as const satisfies StatusTable;
 
 export const notFound = (detail: string) => new AppError('not_found', detail);

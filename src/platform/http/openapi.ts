@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
-import { type AnyRoute, requiresBearer } from './route.ts';
+import { type AnyRoute, needsDatabase, requiresBearer } from './route.ts';
 
 export interface OpenApiInfo {
   title: string;
@@ -29,6 +29,15 @@ const problemSchema: JsonObject = {
     },
     request_id: { type: 'string' },
   },
+};
+
+/** Every route that needs the database may answer this; its own 503 codes, if any, are in x-problem-codes. */
+const databaseUnavailable: JsonObject = {
+  description:
+    'database_unavailable: the database refused, failed or did not answer within the request deadline (APP_REQUEST_DEADLINE_SECONDS). ' +
+    'Other 503 codes this operation lists in x-problem-codes use the same shape.',
+  headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } } },
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 };
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
@@ -79,7 +88,15 @@ function responses(route: AnyRoute): JsonObject {
       content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
     };
   }
+  if (needsDatabase(route)) {
+    out['503'] = { $ref: '#/components/responses/DatabaseUnavailable' };
+  }
   return out;
+}
+
+/** The codes a route declares, and database_unavailable for every route that needs the database. */
+function problemCodes(route: AnyRoute): string[] {
+  return [...(route.problems ?? []), ...(needsDatabase(route) ? ['database_unavailable'] : [])];
 }
 
 /** The OpenAPI 3.1 document of the given routes; deterministic, so the committed copy can be diffed. */
@@ -93,7 +110,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: OpenApiInfo): Jso
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       ...(route.permission ? { 'x-permission': route.permission } : {}),
-      ...(route.problems ? { 'x-problem-codes': route.problems } : {}),
+      ...(problemCodes(route).length > 0 ? { 'x-problem-codes': problemCodes(route) } : {}),
       ...(requiresBearer(route) ? { security: [{ bearer: [] }] } : { security: [] }),
       parameters: parameters(route),
       ...(route.body
@@ -110,6 +127,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: OpenApiInfo): Jso
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       schemas: { Problem: problemSchema },
+      responses: { DatabaseUnavailable: databaseUnavailable },
     },
   };
 }

@@ -65,16 +65,55 @@ export function problemOf(statuses: Map<string, number>, error: unknown, request
   };
 }
 
+export interface OutageAnswer {
+  /** Why an error means the database cannot be used now (a short word), or undefined. */
+  reason(error: unknown): string | undefined;
+  /** Retry-After of a 503 database_unavailable. */
+  retryAfterSeconds: number;
+  /** At most one warning per this many milliseconds; the access log has every answer. */
+  warnEveryMs?: number;
+}
+
 /**
- * The one place errors become HTTP: typed errors by their code, anything else a logged 500
- * whose text never reaches the client.
+ * The one place errors become HTTP: typed errors by their code, a database outage as 503
+ * database_unavailable, anything else a logged 500 whose text never reaches the client.
  */
-export function problemRenderer(statuses: Map<string, number>, logger: Logger) {
+export function problemRenderer(statuses: Map<string, number>, logger: Logger, outage?: OutageAnswer) {
+  let lastWarnAt = -Infinity;
+  let unwarned = 0;
+  // An outage fails every request: one warning a while, without a stack, rather than an error per request.
+  const warnOutage = (reason: string, requestId: string | undefined) => {
+    const now = performance.now();
+    if (now - lastWarnAt < (outage?.warnEveryMs ?? 60_000)) {
+      unwarned += 1;
+      return;
+    }
+    logger.warn({ reason, request_id: requestId, answered_since_last_warning: unwarned }, 'database unavailable: answering 503 database_unavailable');
+    lastWarnAt = now;
+    unwarned = 0;
+  };
+
   return function renderError(ctx: Context, error: unknown): void {
     const requestId = ctx.state.requestId as string | undefined;
     const typed = problemOf(statuses, error, requestId);
     if (typed) {
       renderProblem(ctx, typed.problem, typed.headers);
+      return;
+    }
+    const reason = outage?.reason(error);
+    if (outage && reason) {
+      warnOutage(reason, requestId);
+      renderProblem(
+        ctx,
+        {
+          title: STATUS_CODES[503]!,
+          status: 503,
+          code: 'database_unavailable',
+          detail: 'The database is unavailable or did not answer in time; try again later.',
+          ...(requestId ? { request_id: requestId } : {}),
+        },
+        { 'Retry-After': String(outage.retryAfterSeconds) },
+      );
       return;
     }
     logger.error({ err: error, request_id: requestId }, 'unhandled error');

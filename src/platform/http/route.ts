@@ -55,6 +55,12 @@ export interface RouteDefinition<
   responses: Record<number, Schema | null>;
   /** Problem codes this route may answer with, for the document. */
   problems?: string[];
+  /**
+   * False for a route that answers without waiting on the database (from memory, or reporting the
+   * database's state itself): it runs without the request deadline and never answers 503
+   * database_unavailable. Every other route gets both, and its document says so.
+   */
+  needsDatabase?: false;
   handler: (input: { params: Infer<P>; query: Infer<Q>; body: Infer<B>; request: RequestInfo }) => unknown;
 }
 
@@ -71,6 +77,10 @@ export function defineRoute<
 
 export function requiresBearer(route: AnyRoute): boolean {
   return route.permission !== undefined || route.auth === 'bearer';
+}
+
+export function needsDatabase(route: AnyRoute): boolean {
+  return route.needsDatabase !== false;
 }
 
 /** /ops/settings/{name} → /ops/settings/:name */

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import { type Actor, type AnyRoute, koaPath, requestInfo, requiresBearer } from './route.ts';
+import { withDatabaseDeadline } from '../db/deadline.ts';
+import { type Actor, type AnyRoute, koaPath, needsDatabase, requestInfo, requiresBearer } from './route.ts';
 import { methodNotAllowed, notFound } from './errors.ts';
 import { parseRequest } from './validate.ts';
 
@@ -12,13 +13,14 @@ export interface RouteGuard {
 
 /**
  * Builds the Koa router from route definitions: authentication and the permission check come
- * first, then validation of params, query and body, then the handler.
+ * first, then validation of params, query and body, then the handler. A route that needs the
+ * database runs within the request deadline: its waits for a connection and its statements end
+ * there (503 database_unavailable).
  */
-export function buildRouter(routes: AnyRoute[], guard: RouteGuard): Middleware[] {
+export function buildRouter(routes: AnyRoute[], guard: RouteGuard, options: { requestDeadlineMs: number }): Middleware[] {
   const router = new Router();
   for (const route of routes) {
-    router.register(koaPath(route.path), [route.method], async (ctx: Context) => {
-      ctx.state.routePattern = route.path;
+    const handle = async (ctx: Context) => {
       if (requiresBearer(route)) {
         const actor = await guard.authenticate(ctx);
         ctx.state.actor = actor;
@@ -36,6 +38,11 @@ export function buildRouter(routes: AnyRoute[], guard: RouteGuard): Middleware[]
       if (result !== undefined && ctx.status !== 204) {
         ctx.body = result;
       }
+    };
+    const bounded = needsDatabase(route);
+    router.register(koaPath(route.path), [route.method], (ctx: Context) => {
+      ctx.state.routePattern = route.path;
+      return bounded ? withDatabaseDeadline(options.requestDeadlineMs, () => handle(ctx)) : handle(ctx);
     });
   }
   const allowed = router.allowedMethods();
