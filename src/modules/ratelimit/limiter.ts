@@ -1,11 +1,12 @@
 import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from '../../platform/metrics/registry.ts';
+import { withTimeout } from '../../platform/time.ts';
 import { type Deadlined, DeadlineQueue } from './deadlines.ts';
 import { KnownBlocks } from './knownBlocks.ts';
 import { LocalBuckets } from './localBuckets.ts';
 import { type FallbackReason, createRateLimitMetrics } from './metrics.ts';
-import { type Decision, type GcraRule, type LimitSource, type RateLimit, describeDecision, gcraRule, sameLimit } from './rules.ts';
+import { type Decision, type GcraRule, type LimitSource, type RateLimit, describeDecision, gcraRule, sameLimit, shareRule } from './rules.ts';
 import { type BucketOutcome, type StatementRunner, takeFromBuckets } from './store.ts';
 
 export interface RateLimiterOptions<N extends string> {
@@ -15,15 +16,23 @@ export interface RateLimiterOptions<N extends string> {
   limits: Record<N, LimitSource>;
   logger: Logger;
   registry?: Registry;
-  /** Bound on one decision; past it the local fallback decides. */
+  /**
+   * The one bound on a decision, from the take to the answer: waiting for a batch, for a
+   * connection and for the statement. Past it, this instance decides alone.
+   */
   decisionTimeoutMs?: number;
+  /**
+   * Running instances across the cluster (every host), as last read; undefined until it has been
+   * read. Deciding alone, an instance grants floor(limit / this) and refuses while it is unknown.
+   */
+  liveInstances?: () => number | undefined;
   /** Statements in flight at once; keep it at the pool's size. */
   maxInFlight?: number;
   /** Keys decided by one statement at most. */
   maxBatchKeys?: number;
   /** Waiting keys that justify a statement beside one already in flight. */
   parallelBatchKeys?: number;
-  /** After a failure, decisions skip the database for this long. */
+  /** While deciding alone, the database is asked again (by one probe, never a request) this often. */
   retryDatabaseAfterMs?: number;
   /**
    * After a statement that decided several keys, the next one waits this long for more takes, so
@@ -39,6 +48,8 @@ export interface RateLimiter<N extends string = string> {
   refusedFromMemory(limiter: N, key: string): Decision | undefined;
   /** Opens and prepares every connection now, so the first decisions do not pay for it. */
   warm(): Promise<void>;
+  /** When this instance began deciding alone (the database failed or passed the bound); undefined while the database decides. */
+  aloneSince(): Date | undefined;
 }
 
 interface Waiter extends Deadlined {
@@ -68,7 +79,16 @@ interface LimiterState {
 }
 
 const WARN_EVERY_MS = 60_000;
+// A statement of no keys: what warming a connection and probing the database send.
+const PROBE_RULE = gcraRule({ limit: 1, periodSeconds: 1 });
 const MAX_REMEMBERED_DIGESTS = 32_768;
+
+/**
+ * The default bound on one decision. A busy 2-core CI machine opens a connection and runs the
+ * statement well inside it almost always; a request held this long still has most of a 5 s
+ * whole-request deadline left (ADR 0020, amendment 2026-11-23).
+ */
+export const DEFAULT_DECISION_TIMEOUT_MS = 2_000;
 
 /**
  * Shared GCRA limits decided in PostgreSQL. Concurrent takes are coalesced per limiter into one
@@ -77,13 +97,15 @@ const MAX_REMEMBERED_DIGESTS = 32_768;
  * blocked are refused from memory, which sheds floods without touching the database.
  */
 export function createRateLimiter<N extends string>(options: RateLimiterOptions<N>): RateLimiter<N> {
-  const timeoutMs = options.decisionTimeoutMs ?? 250;
+  const timeoutMs = options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS;
+  const liveInstances = options.liveInstances ?? (() => undefined);
+
   const maxInFlight = options.maxInFlight ?? 4;
   const maxBatchKeys = options.maxBatchKeys ?? 1_000;
   const parallelBatchKeys = options.parallelBatchKeys ?? 32;
   const retryDatabaseAfterMs = options.retryDatabaseAfterMs ?? 1_000;
   const batchWindowMs = options.batchWindowMs ?? 4;
-  const metrics = createRateLimitMetrics(options.registry);
+  const metrics = createRateLimitMetrics(options.registry, liveInstances);
   const states = new Map<string, LimiterState>();
   for (const name of Object.keys(options.limits) as N[]) {
     const limit = options.limits[name]();
@@ -101,8 +123,8 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   }
   let inFlight = 0;
   let flushScheduled = false;
-  let databaseDownUntil = -Infinity;
-  let lastFailure: { reason: FallbackReason; error?: unknown } = { reason: 'error' };
+  // Set while this instance decides alone; a probe asks the database again every retryDatabaseAfterMs.
+  let alone: { since: Date; reason: FallbackReason; error?: unknown; probe?: NodeJS.Timeout } | undefined;
 
   const currentRule = (state: LimiterState): GcraRule => {
     const limit = state.source();
@@ -136,20 +158,60 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   const fromMemory = (state: LimiterState, waitMs: number): Decision =>
     counted(state, { allowed: false, limit: state.rule.limit, remaining: 0, retryAfterMs: waitMs, nextUnitMs: waitMs, source: 'memory' });
 
+  // Deciding alone, a take costs `live` emission intervals of the full rule in the bucket that
+  // follows the database's TAT: each instance grants its share, floor(remaining / live), and
+  // refills at 1/live of the rate, so the instances together stay within the limit (ADR 0020).
   const fromFallback = (state: LimiterState, id: string, reason: FallbackReason): Decision => {
     metrics.fellBack(state.name, reason);
     const now = performance.now();
+    const live = liveInstances();
     if (now - state.lastWarnedAt >= WARN_EVERY_MS) {
       state.lastWarnedAt = now;
-      options.logger.warn({ limiter: state.name, reason, err: lastFailure.error }, 'rate limits are decided per instance until the database answers again');
+      options.logger.warn(
+        { limiter: state.name, reason, live_instances: live ?? null, err: alone?.error },
+        'rate limits are decided by this instance alone, with its share of each limit, until the database answers again',
+      );
     }
-    const outcome = state.local.take(id, state.rule);
-    return counted(state, describeDecision(state.rule, outcome.allowed, outcome.usedUs, 'fallback'));
+    const share = shareRule(state.rule, live);
+    if (share.burst === 0) {
+      const waitMs = retryDatabaseAfterMs;
+      return counted(state, { allowed: false, limit: state.rule.limit, remaining: 0, retryAfterMs: waitMs, nextUnitMs: waitMs, source: 'fallback' });
+    }
+    const outcome = state.local.take(id, share);
+    return counted(state, describeDecision(share, outcome.allowed, outcome.usedUs, 'fallback'));
+  };
+
+  const probe = () => {
+    if (!alone) {
+      return;
+    }
+    alone.probe = undefined;
+    withTimeout(takeFromBuckets(options.db, PROBE_RULE, [], []), timeoutMs).then(databaseAnswered, (error: unknown) => {
+      if (alone) {
+        alone.error = error;
+        alone.probe = setTimeout(probe, retryDatabaseAfterMs).unref();
+      }
+    });
   };
 
   const databaseFailed = (reason: FallbackReason, error?: unknown) => {
-    lastFailure = { reason, error };
-    databaseDownUntil = performance.now() + retryDatabaseAfterMs;
+    if (alone) {
+      alone.reason = reason;
+      alone.error = error ?? alone.error;
+      return;
+    }
+    alone = { since: new Date(), reason, error, probe: setTimeout(probe, retryDatabaseAfterMs).unref() };
+    metrics.alone(alone.since);
+  };
+
+  const databaseAnswered = () => {
+    if (!alone) {
+      return;
+    }
+    clearTimeout(alone.probe);
+    options.logger.info({ since: alone.since.toISOString() }, 'rate limits are decided in the database again');
+    alone = undefined;
+    metrics.alone(undefined);
   };
 
   const settle = (waiter: Waiter, decision: Decision) => {
@@ -215,7 +277,10 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     const hits = batch.map((entry) => entry.waiters.length);
     takeFromBuckets(options.db, rule, keys, hits)
       .then(
-        (outcomes) => settleBatch(state, rule, batch, outcomes, sentAt),
+        (outcomes) => {
+          databaseAnswered();
+          settleBatch(state, rule, batch, outcomes, sentAt);
+        },
         (error: unknown) => {
           databaseFailed('error', error);
           for (const entry of batch) {
@@ -273,9 +338,9 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   };
 
   return {
+    aloneSince: () => alone?.since,
     async warm() {
-      const rule = gcraRule({ limit: 1, periodSeconds: 1 });
-      await Promise.all(Array.from({ length: maxInFlight }, () => takeFromBuckets(options.db, rule, [], []).catch(() => undefined)));
+      await Promise.all(Array.from({ length: maxInFlight }, () => takeFromBuckets(options.db, PROBE_RULE, [], []).catch(() => undefined)));
     },
     refusedFromMemory(name, key) {
       return refuse(stateOf(name), key);
@@ -286,10 +351,10 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       if (refused) {
         return Promise.resolve(refused);
       }
-      const now = performance.now();
-      if (now < databaseDownUntil) {
-        return Promise.resolve(fromFallback(state, key, lastFailure.reason));
+      if (alone) {
+        return Promise.resolve(fromFallback(state, key, alone.reason));
       }
+      const now = performance.now();
       return new Promise<Decision>((resolve) => {
         const waiter: Waiter = { resolve, settled: false, deadline: now + timeoutMs, state, id: key };
         deadlines.add(waiter);
