@@ -63,6 +63,8 @@ interface PendingKey {
   id: string;
   /** Its SHA-256 (with the limiter's name): what the database stores. */
   key: Buffer;
+  /** Hits this instance granted alone, written back ahead of the waiters so the database counts them. */
+  owed: number;
   waiters: Waiter[];
 }
 
@@ -74,6 +76,8 @@ interface LimiterState {
   blocks: KnownBlocks;
   local: LocalBuckets;
   pending: Map<string, PendingKey>;
+  /** Per key, hits granted while deciding alone, not yet written to the database. */
+  owed: Map<string, number>;
   digests: Map<string, Buffer>;
   lastWarnedAt: number;
 }
@@ -82,6 +86,7 @@ const WARN_EVERY_MS = 60_000;
 // A statement of no keys: what warming a connection and probing the database send.
 const PROBE_RULE = gcraRule({ limit: 1, periodSeconds: 1 });
 const MAX_REMEMBERED_DIGESTS = 32_768;
+const MAX_OWED_KEYS = 100_000;
 
 /**
  * The default bound on one decision. A busy 2-core CI machine opens a connection and runs the
@@ -117,6 +122,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       blocks: new KnownBlocks(),
       local: new LocalBuckets(),
       pending: new Map(),
+      owed: new Map(),
       digests: new Map(),
       lastWarnedAt: -Infinity,
     });
@@ -178,6 +184,9 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       return counted(state, { allowed: false, limit: state.rule.limit, remaining: 0, retryAfterMs: waitMs, nextUnitMs: waitMs, source: 'fallback' });
     }
     const outcome = state.local.take(id, share);
+    if (outcome.allowed && (state.owed.size < MAX_OWED_KEYS || state.owed.has(id))) {
+      state.owed.set(id, (state.owed.get(id) ?? 0) + 1);
+    }
     return counted(state, describeDecision(share, outcome.allowed, outcome.usedUs, 'fallback'));
   };
 
@@ -212,6 +221,23 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     options.logger.info({ since: alone.since.toISOString() }, 'rate limits are decided in the database again');
     alone = undefined;
     metrics.alone(undefined);
+    // What was granted alone is spent in the shared bucket too, or the database would grant it again.
+    for (const state of states.values()) {
+      for (const [id, hits] of state.owed) {
+        pendingKey(state, id).owed += hits;
+      }
+      state.owed.clear();
+    }
+    scheduleFlush();
+  };
+
+  const pendingKey = (state: LimiterState, id: string): PendingKey => {
+    let entry = state.pending.get(id);
+    if (!entry) {
+      entry = { id, key: digestOf(state, id), owed: 0, waiters: [] };
+      state.pending.set(id, entry);
+    }
+    return entry;
   };
 
   const settle = (waiter: Waiter, decision: Decision) => {
@@ -227,10 +253,11 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   const settleBatch = (state: LimiterState, rule: GcraRule, batch: PendingKey[], outcomes: BucketOutcome[], sentAt: number) => {
     batch.forEach((entry, index) => {
       const { admitted, usedUs } = outcomes[index]!;
-      entry.waiters.forEach((waiter, position) => {
+      entry.waiters.forEach((waiter, index) => {
         if (waiter.settled) {
           return;
         }
+        const position = entry.owed + index;
         const allowed = position < admitted;
         // The k-th admitted hit of a key left the bucket (admitted - k) intervals emptier than the last.
         const used = allowed ? usedUs - (admitted - 1 - position) * rule.intervalUs : usedUs;
@@ -258,7 +285,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       state.pending.delete(entry.id);
       // Hits already answered by the fallback are not spent twice.
       entry.waiters = entry.waiters.filter((waiter) => !waiter.settled);
-      if (entry.waiters.length > 0) {
+      if (entry.waiters.length > 0 || entry.owed > 0) {
         batch.push(entry);
       }
       if (batch.length >= maxBatchKeys) {
@@ -274,7 +301,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     const sentAt = performance.now();
     inFlight += 1;
     const keys = batch.map((entry) => entry.key);
-    const hits = batch.map((entry) => entry.waiters.length);
+    const hits = batch.map((entry) => entry.owed + entry.waiters.length);
     takeFromBuckets(options.db, rule, keys, hits)
       .then(
         (outcomes) => {
@@ -284,6 +311,9 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
         (error: unknown) => {
           databaseFailed('error', error);
           for (const entry of batch) {
+            if (entry.owed > 0) {
+              state.owed.set(entry.id, (state.owed.get(entry.id) ?? 0) + entry.owed);
+            }
             entry.waiters.filter((waiter) => !waiter.settled).forEach((waiter) => settle(waiter, fromFallback(state, entry.id, 'error')));
           }
         },
@@ -358,12 +388,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       return new Promise<Decision>((resolve) => {
         const waiter: Waiter = { resolve, settled: false, deadline: now + timeoutMs, state, id: key };
         deadlines.add(waiter);
-        let entry = state.pending.get(key);
-        if (!entry) {
-          entry = { id: key, key: digestOf(state, key), waiters: [] };
-          state.pending.set(key, entry);
-        }
-        entry.waiters.push(waiter);
+        pendingKey(state, key).waiters.push(waiter);
         scheduleFlush();
       });
     },

@@ -366,6 +366,20 @@ test('past the bound this instance decides alone; once a probe finds the databas
   t.is(await gaugeValue(registry, 'backplane_ratelimit_alone_since_seconds'), 0);
 });
 
+test('what an instance granted alone is written to the database when it answers again, so it is not granted twice', async (t) => {
+  const { control, runner } = switchable(newPool());
+  const limiter = createRateLimiter({ db: runner, limits: { owed: perHour(10) }, logger: silent, decisionTimeoutMs: 10_000, retryDatabaseAfterMs: 50, liveInstances: () => 2 });
+  const key = freshKey();
+  control.failing = true;
+  t.deepEqual((await takeEach(limiter, 'owed', key, 6)).map((decision) => decision.allowed), [true, true, true, true, true, false]);
+  control.failing = false;
+  await until(() => limiter.aloneSince() === undefined, 'decisions back in the database');
+  // 5 of 10 were spent alone: the database grants the other 5, whether the write-back went first or with these takes.
+  const after = await takeEach(limiter, 'owed', key, 7);
+  t.deepEqual(after.map((decision) => decision.allowed), [true, true, true, true, true, false, false]);
+  t.true(after.every((decision) => decision.source !== 'fallback'));
+});
+
 test('the decision plan the limiter caches while the table is empty still finds buckets by key, never by scanning them', async (t) => {
   // The limiter's pool forces a generic plan, made once per connection, often before any bucket exists.
   const client = await db.pool.connect();
