@@ -2,11 +2,12 @@ import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from '../../platform/metrics/registry.ts';
 import { withTimeout } from '../../platform/time.ts';
+import { AloneMode, decideAlone } from './alone.ts';
 import { type Deadlined, DeadlineQueue } from './deadlines.ts';
 import { KnownBlocks } from './knownBlocks.ts';
 import { LocalBuckets } from './localBuckets.ts';
 import { type FallbackReason, createRateLimitMetrics } from './metrics.ts';
-import { type Decision, type GcraRule, type LimitSource, type RateLimit, describeDecision, gcraRule, sameLimit, shareRule } from './rules.ts';
+import { type Decision, type GcraRule, type LimitSource, type RateLimit, describeDecision, gcraRule, sameLimit } from './rules.ts';
 import { type BucketOutcome, type StatementRunner, takeFromBuckets } from './store.ts';
 
 export interface RateLimiterOptions<N extends string> {
@@ -86,7 +87,6 @@ const WARN_EVERY_MS = 60_000;
 // A statement of no keys: what warming a connection and probing the database send.
 const PROBE_RULE = gcraRule({ limit: 1, periodSeconds: 1 });
 const MAX_REMEMBERED_DIGESTS = 32_768;
-const MAX_OWED_KEYS = 100_000;
 
 /**
  * The default bound on one decision. A busy 2-core CI machine opens a connection and runs the
@@ -129,8 +129,6 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   }
   let inFlight = 0;
   let flushScheduled = false;
-  // Set while this instance decides alone; a probe asks the database again every retryDatabaseAfterMs.
-  let alone: { since: Date; reason: FallbackReason; error?: unknown; probe?: NodeJS.Timeout } | undefined;
 
   const currentRule = (state: LimiterState): GcraRule => {
     const limit = state.source();
@@ -164,9 +162,6 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   const fromMemory = (state: LimiterState, waitMs: number): Decision =>
     counted(state, { allowed: false, limit: state.rule.limit, remaining: 0, retryAfterMs: waitMs, nextUnitMs: waitMs, source: 'memory' });
 
-  // Deciding alone, a take costs `live` emission intervals of the full rule in the bucket that
-  // follows the database's TAT: each instance grants its share, floor(remaining / live), and
-  // refills at 1/live of the rate, so the instances together stay within the limit (ADR 0020).
   const fromFallback = (state: LimiterState, id: string, reason: FallbackReason): Decision => {
     metrics.fellBack(state.name, reason);
     const now = performance.now();
@@ -174,62 +169,30 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     if (now - state.lastWarnedAt >= WARN_EVERY_MS) {
       state.lastWarnedAt = now;
       options.logger.warn(
-        { limiter: state.name, reason, live_instances: live ?? null, err: alone?.error },
+        { limiter: state.name, reason, live_instances: live ?? null, err: alone.error },
         'rate limits are decided by this instance alone, with its share of each limit, until the database answers again',
       );
     }
-    const share = shareRule(state.rule, live);
-    if (share.burst === 0) {
-      const waitMs = retryDatabaseAfterMs;
-      return counted(state, { allowed: false, limit: state.rule.limit, remaining: 0, retryAfterMs: waitMs, nextUnitMs: waitMs, source: 'fallback' });
-    }
-    const outcome = state.local.take(id, share);
-    if (outcome.allowed && (state.owed.size < MAX_OWED_KEYS || state.owed.has(id))) {
-      state.owed.set(id, (state.owed.get(id) ?? 0) + 1);
-    }
-    return counted(state, describeDecision(share, outcome.allowed, outcome.usedUs, 'fallback'));
+    return counted(state, decideAlone(state.local, state.owed, state.rule, live, id, retryDatabaseAfterMs));
   };
 
-  const probe = () => {
-    if (!alone) {
-      return;
-    }
-    alone.probe = undefined;
-    withTimeout(takeFromBuckets(options.db, PROBE_RULE, [], []), timeoutMs).then(databaseAnswered, (error: unknown) => {
-      if (alone) {
-        alone.error = error;
-        alone.probe = setTimeout(probe, retryDatabaseAfterMs).unref();
+  const alone = new AloneMode({
+    probe: () => withTimeout(takeFromBuckets(options.db, PROBE_RULE, [], []), timeoutMs),
+    retryMs: retryDatabaseAfterMs,
+    began: (since) => metrics.alone(since),
+    ended: (since) => {
+      options.logger.info({ since: since.toISOString() }, 'rate limits are decided in the database again');
+      metrics.alone(undefined);
+      // What was granted alone is spent in the shared bucket too, or the database would grant it again.
+      for (const state of states.values()) {
+        for (const [id, hits] of state.owed) {
+          pendingKey(state, id).owed += hits;
+        }
+        state.owed.clear();
       }
-    });
-  };
-
-  const databaseFailed = (reason: FallbackReason, error?: unknown) => {
-    if (alone) {
-      alone.reason = reason;
-      alone.error = error ?? alone.error;
-      return;
-    }
-    alone = { since: new Date(), reason, error, probe: setTimeout(probe, retryDatabaseAfterMs).unref() };
-    metrics.alone(alone.since);
-  };
-
-  const databaseAnswered = () => {
-    if (!alone) {
-      return;
-    }
-    clearTimeout(alone.probe);
-    options.logger.info({ since: alone.since.toISOString() }, 'rate limits are decided in the database again');
-    alone = undefined;
-    metrics.alone(undefined);
-    // What was granted alone is spent in the shared bucket too, or the database would grant it again.
-    for (const state of states.values()) {
-      for (const [id, hits] of state.owed) {
-        pendingKey(state, id).owed += hits;
-      }
-      state.owed.clear();
-    }
-    scheduleFlush();
-  };
+      scheduleFlush();
+    },
+  });
 
   const pendingKey = (state: LimiterState, id: string): PendingKey => {
     let entry = state.pending.get(id);
@@ -246,18 +209,18 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   };
 
   const deadlines = new DeadlineQueue<Waiter>((waiter) => {
-    databaseFailed('timeout');
+    alone.failed('timeout');
     settle(waiter, fromFallback(waiter.state, waiter.id, 'timeout'));
   });
 
   const settleBatch = (state: LimiterState, rule: GcraRule, batch: PendingKey[], outcomes: BucketOutcome[], sentAt: number) => {
     batch.forEach((entry, index) => {
       const { admitted, usedUs } = outcomes[index]!;
-      entry.waiters.forEach((waiter, index) => {
+      entry.waiters.forEach((waiter, order) => {
         if (waiter.settled) {
           return;
         }
-        const position = entry.owed + index;
+        const position = entry.owed + order;
         const allowed = position < admitted;
         // The k-th admitted hit of a key left the bucket (admitted - k) intervals emptier than the last.
         const used = allowed ? usedUs - (admitted - 1 - position) * rule.intervalUs : usedUs;
@@ -305,11 +268,11 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     takeFromBuckets(options.db, rule, keys, hits)
       .then(
         (outcomes) => {
-          databaseAnswered();
+          alone.answered();
           settleBatch(state, rule, batch, outcomes, sentAt);
         },
         (error: unknown) => {
-          databaseFailed('error', error);
+          alone.failed('error', error);
           for (const entry of batch) {
             if (entry.owed > 0) {
               state.owed.set(entry.id, (state.owed.get(entry.id) ?? 0) + entry.owed);
@@ -368,7 +331,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   };
 
   return {
-    aloneSince: () => alone?.since,
+    aloneSince: () => alone.since,
     async warm() {
       await Promise.all(Array.from({ length: maxInFlight }, () => takeFromBuckets(options.db, PROBE_RULE, [], []).catch(() => undefined)));
     },
@@ -381,7 +344,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       if (refused) {
         return Promise.resolve(refused);
       }
-      if (alone) {
+      if (alone.since) {
         return Promise.resolve(fromFallback(state, key, alone.reason));
       }
       const now = performance.now();
