@@ -60,12 +60,14 @@ export class AloneMode {
   }
 
   private scheduleProbe(): void {
-    this.current!.probe = setTimeout(() => {
+    const episode = this.current!;
+    episode.probe = setTimeout(() => {
       this.options.probe().then(
         () => this.answered(),
         (error: unknown) => {
-          if (this.current) {
-            this.current.error = error;
+          // A probe outliving its episode leaves the next one to its own probe.
+          if (this.current === episode) {
+            episode.error = error;
             this.scheduleProbe();
           }
         },
