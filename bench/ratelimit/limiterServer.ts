@@ -14,6 +14,8 @@ await runClustered(async () => {
     db: openRateLimitPool(process.env.DATABASE_URL!, 'bench-limiter-alone'),
     maxInFlight: RATE_LIMIT_CONNECTIONS,
     limits: { auth_ip: () => ({ limit: 60, periodSeconds: 60 }) },
+    // No heartbeat here: the workers of this one server are the cluster.
+    liveInstances: () => Number(process.env.BENCH_WORKERS ?? '4'),
     logger: pino({ level: 'silent' }),
   });
   await limiter.warm();

@@ -41,6 +41,8 @@ export interface Scenario {
   limit: { limit: number; periodSeconds: number } | null;
   /** Process-tree roots whose CPU time the run reports. */
   pids: { server: number; database: number };
+  /** Started with the load and awaited with it (pausing the database in the middle of a flood). */
+  alongside?: () => Promise<void>;
 }
 
 export async function runScenario(options: Scenario): Promise<ScenarioResult> {
@@ -53,7 +55,7 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
   const cpuBefore = treeTicks([options.pids.server, options.pids.database]);
   const ownBefore = ownCpuMs();
   const started = performance.now();
-  const result = await autocannon({
+  const load = autocannon({
     url: options.url,
     connections: options.connections,
     duration: options.seconds,
@@ -78,6 +80,7 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
       },
     ],
   });
+  const [result] = await Promise.all([load, options.alongside?.()]);
   const elapsedSeconds = (performance.now() - started) / 1000;
   const cpuAfter = treeTicks([options.pids.server, options.pids.database]);
   const per1000 = (ms: number) => Number(((ms * 1000) / Math.max(1, result.requests.total)).toFixed(1));

@@ -1,12 +1,13 @@
 // Processes the benchmark starts and always stops: a throw-away PostgreSQL and HTTP servers.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
 import { migrateUp } from '../../src/platform/db/migrations.ts';
 import { createPool } from '../../src/platform/db/pool.ts';
 import { stopChild, waitForHttp } from '../support/harness.ts';
+import { treeTicks } from './cpu.ts';
 
 export const root = join(import.meta.dirname, '..', '..');
 
@@ -68,4 +69,44 @@ export async function startScript(script: string, env: Record<string, string>): 
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/`, child, 90_000);
   return { url, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+/**
+ * Freezes a process tree (PostgreSQL's postmaster and its backends) with SIGSTOP for `ms`, then
+ * SIGCONT: the database neither answers nor fails, as on a host that stalls. The postmaster stops
+ * first, so no backend it forks is missed.
+ */
+export async function pauseTree(rootPid: number, ms: number): Promise<void> {
+  process.kill(rootPid, 'SIGSTOP');
+  const pids = [...(treeTicks([rootPid]).get(rootPid)?.keys() ?? [])];
+  try {
+    for (const pid of pids.filter((pid) => pid !== rootPid)) {
+      signal(pid, 'SIGSTOP');
+    }
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  } finally {
+    for (const pid of [...pids, rootPid]) {
+      signal(pid, 'SIGCONT');
+    }
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // it ended meanwhile
+  }
+}
+
+/** One process spinning on each core while `work` runs, as on a busy CI machine; only those are stopped. */
+export async function withBusyCores<T>(work: () => Promise<T>): Promise<T> {
+  const spinners = Array.from({ length: availableParallelism() }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+  try {
+    return await work();
+  } finally {
+    for (const spinner of spinners) {
+      spinner.kill('SIGKILL');
+    }
+  }
 }

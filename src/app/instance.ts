@@ -75,7 +75,7 @@ export async function startInstance(
   const build = loadBuildInfo();
   const logger = createLogger(config.logLevel, { instance_id: instanceId });
   const pool = createPool({ connectionString: config.databaseUrl, max: 10, applicationName: `backplane-${instanceId}` });
-  const rateLimitPool = openRateLimitPool(config.databaseUrl, `backplane-${instanceId}-ratelimit`);
+  const rateLimitPool = openRateLimitPool(config.databaseUrl, `backplane-${instanceId}-ratelimit`, options.rateLimitTimeoutMs);
   const listener = createNotificationListener(config.databaseUrl, logger);
   const registry = createRegistry(options.workerSlot ?? '0');
   registerPoolMetrics(registry, pool);
@@ -97,6 +97,8 @@ export async function startInstance(
     jwtPrivateKey: config.jwtPrivateKey,
     mfaPolicy: { opsRequireMfa: () => settings.reader.boolean('auth.ops_require_mfa') },
   });
+  // The heartbeat, started once serving, reads the count; until its first beat, deciding alone grants nothing.
+  let liveInstances = (): number | undefined => undefined;
   const rateLimits = createRateLimitModule({
     db: rateLimitPool,
     connections: RATE_LIMIT_CONNECTIONS,
@@ -104,6 +106,7 @@ export async function startInstance(
     logger,
     registry,
     decisionTimeoutMs: options.rateLimitTimeoutMs,
+    liveInstances: () => liveInstances(),
   });
   void rateLimits.limiter.warm();
   const clientAddress = createClientAddressResolver(config.trustedProxies);
@@ -139,6 +142,7 @@ export async function startInstance(
       // Bounded like a request, so a frozen database costs a probe its connection, not one held per probe until the thaw.
       { name: 'database', failure: 'the database did not answer', run: () => withDatabaseDeadline(PROBE_DEADLINE_MS, async () => void (await pool.query('select 1'))) },
       ...identities.readinessChecks(),
+      rateLimits.readinessCheck,
     ],
     { onFailure: (name, error) => logger.warn({ check: name, err: error }, 'readiness check failed') },
   );
@@ -247,6 +251,7 @@ export async function startInstance(
     logger,
     config.heartbeatSeconds * 1000,
   );
+  liveInstances = tracker.runningInstances;
   jobs.start();
   logger.info({ port, version: build.version, commit: build.commit }, 'instance started');
 

@@ -1,5 +1,6 @@
 import { type AttemptLimits, normalizeEmail } from '../modules/auth/index.ts';
 import {
+  DEFAULT_DECISION_TIMEOUT_MS,
   LIMITER_NAMES,
   type LimiterName,
   type RateLimitSettings,
@@ -14,15 +15,20 @@ import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
 /** Connections each instance reserves for rate-limit decisions: the statements it keeps in flight. */
 export const RATE_LIMIT_CONNECTIONS = 4;
 
-/** The pool an instance reserves for rate-limit decisions, so they never queue behind other queries. */
-export function openRateLimitPool(databaseUrl: string, applicationName: string): InstrumentedPool {
+/**
+ * The pool an instance reserves for rate-limit decisions, so they never queue behind other queries.
+ * The limiter's bound covers the wait for a connection and the statement together; the pool's own
+ * timeouts are the same bound, counted from later, so they only free a connection or a statement
+ * the limiter has already stopped waiting for and never fail a decision that still fits it.
+ */
+export function openRateLimitPool(databaseUrl: string, applicationName: string, decisionTimeoutMs = DEFAULT_DECISION_TIMEOUT_MS): InstrumentedPool {
   return createPool({
     connectionString: databaseUrl,
     max: RATE_LIMIT_CONNECTIONS,
     applicationName,
-    acquireTimeoutMs: 1_000,
-    statementTimeoutMs: 2_000,
-    // Decisions have 250 ms: they should not pay for opening connections after a quiet spell.
+    acquireTimeoutMs: decisionTimeoutMs,
+    statementTimeoutMs: decisionTimeoutMs,
+    // Decisions are bounded: they should not pay for opening connections after a quiet spell.
     idleTimeoutMs: 0,
     // The decision statement's plan does not depend on its arrays; replanning it cost 4x the work.
     sessionSettings: { plan_cache_mode: 'force_generic_plan' },

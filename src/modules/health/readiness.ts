@@ -8,6 +8,8 @@ export interface ReadinessCheck {
   failure: string;
   /** Reported like the others but never fails readiness (a third party's outage must not empty the load balancer). */
   optional?: boolean;
+  /** When the condition the check reports began, shown beside its failure. */
+  since?: () => Date | undefined;
 }
 
 export interface CheckResult {
@@ -15,6 +17,8 @@ export interface CheckResult {
   status: 'ok' | 'error';
   duration_ms: number;
   error?: string;
+  /** ISO 8601: since when the check has been failing, for checks that know. */
+  since?: string;
 }
 
 export interface ReadinessReport {
@@ -61,7 +65,8 @@ export function createReadiness(checks: ReadinessCheck[], options: ReadinessOpti
         options.onFailure?.(check.name, error);
       }
       const failure = error instanceof TimeoutError ? `${check.failure} (no answer within ${timeoutMs} ms)` : check.failure;
-      return { name: check.name, status: 'error', duration_ms: Math.round(performance.now() - started), error: failure };
+      const since = check.since?.();
+      return { name: check.name, status: 'error', duration_ms: Math.round(performance.now() - started), error: failure, ...(since ? { since: since.toISOString() } : {}) };
     }
   }
 

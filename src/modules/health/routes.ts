@@ -29,7 +29,8 @@ export function healthRoutes(deps: SystemDeps & { readiness: Readiness }) {
       summary: 'Readiness: every check passes and the instance is not draining',
       description:
         'Checks run concurrently, each bounded by 2 s; concurrent callers share one run, reused for 1 s. `?verbose` lists each check. ' +
-        'Identity provider checks (`oidc:<name>`) are listed but never make the answer 503.',
+        'Identity provider checks (`oidc:<name>`) and `ratelimit` (failing, with `since`, while this instance decides rate limits alone ' +
+        'with its share of each limit because the database cannot decide in time) are listed but never make the answer 503.',
       query: ReadinessQuery,
       responses: { 200: ReadinessBody, 503: ReadinessBody },
       handler: async ({ query, request }) => {

@@ -7,6 +7,7 @@ export const CheckResultSchema = z.object({
   status: z.enum(['ok', 'error']),
   duration_ms: z.number().int(),
   error: z.string().optional(),
+  since: z.string().optional().describe('ISO 8601: since when a check that knows has been failing (e.g. `ratelimit`: deciding alone)'),
 });
 
 export const SystemDescription = z.object({

@@ -14,14 +14,25 @@ export interface RateLimitModuleDeps {
   limits: RateLimitSettings;
   logger: Logger;
   registry: Registry;
-  /** Bound on one decision before the local fallback decides (250 ms by default). */
+  /** The one bound on a decision, connection wait included, before this instance decides alone (2 s by default). */
   decisionTimeoutMs?: number;
+  /** Running instances across the cluster as last read (undefined until read): deciding alone, each grants its share. */
+  liveInstances: () => number | undefined;
+}
+
+/** The readiness entry: failing while this instance decides alone, never failing /readyz (ADR 0020). */
+export interface RateLimitReadinessCheck {
+  name: 'ratelimit';
+  failure: string;
+  optional: true;
+  run(): Promise<void>;
+  since(): Date | undefined;
 }
 
 export { cleanupRateLimitBuckets } from './cleanup.ts';
 export { rateLimitStatuses, RateLimitError } from './errors.ts';
 export { rateLimitHeaders, retryAfterSeconds } from './headers.ts';
-export { createRateLimiter, type RateLimiter } from './limiter.ts';
+export { DEFAULT_DECISION_TIMEOUT_MS, createRateLimiter, type RateLimiter } from './limiter.ts';
 export { DEFAULT_RATE_LIMITS, LIMITER_NAMES, addressKey, mfaChangeKey, signInKey, type LimiterName, type RateLimitSettings } from './limiters.ts';
 export { countsPerAddress, limitRequestsPerAddress, spendAttempt } from './middleware.ts';
 export type { Decision, LimitSource, RateLimit } from './rules.ts';
@@ -34,9 +45,22 @@ export function createRateLimitModule(deps: RateLimitModuleDeps) {
     registry: deps.registry,
     maxInFlight: deps.connections,
     decisionTimeoutMs: deps.decisionTimeoutMs,
+    liveInstances: deps.liveInstances,
   });
+  const readinessCheck: RateLimitReadinessCheck = {
+    name: 'ratelimit',
+    failure: 'rate limits are decided by this instance alone, with its share of each limit, until the database decides in time again',
+    optional: true,
+    run: async () => {
+      if (limiter.aloneSince()) {
+        throw new Error('deciding alone');
+      }
+    },
+    since: () => limiter.aloneSince(),
+  };
   return {
     limiter,
+    readinessCheck,
     perAddress: limitRequestsPerAddress(limiter),
     refuseFromMemory: refuseKnownFloods(limiter),
     statuses: rateLimitStatuses,

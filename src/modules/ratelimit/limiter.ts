@@ -1,6 +1,8 @@
 import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from '../../platform/metrics/registry.ts';
+import { withTimeout } from '../../platform/time.ts';
+import { AloneMode, decideAlone } from './alone.ts';
 import { type Deadlined, DeadlineQueue } from './deadlines.ts';
 import { KnownBlocks } from './knownBlocks.ts';
 import { LocalBuckets } from './localBuckets.ts';
@@ -15,15 +17,23 @@ export interface RateLimiterOptions<N extends string> {
   limits: Record<N, LimitSource>;
   logger: Logger;
   registry?: Registry;
-  /** Bound on one decision; past it the local fallback decides. */
+  /**
+   * The one bound on a decision, from the take to the answer: waiting for a batch, for a
+   * connection and for the statement. Past it, this instance decides alone.
+   */
   decisionTimeoutMs?: number;
+  /**
+   * Running instances across the cluster (every host), as last read; undefined until it has been
+   * read. Deciding alone, an instance grants floor(limit / this) and refuses while it is unknown.
+   */
+  liveInstances?: () => number | undefined;
   /** Statements in flight at once; keep it at the pool's size. */
   maxInFlight?: number;
   /** Keys decided by one statement at most. */
   maxBatchKeys?: number;
   /** Waiting keys that justify a statement beside one already in flight. */
   parallelBatchKeys?: number;
-  /** After a failure, decisions skip the database for this long. */
+  /** While deciding alone, the database is asked again (by one probe, never a request) this often. */
   retryDatabaseAfterMs?: number;
   /**
    * After a statement that decided several keys, the next one waits this long for more takes, so
@@ -39,6 +49,8 @@ export interface RateLimiter<N extends string = string> {
   refusedFromMemory(limiter: N, key: string): Decision | undefined;
   /** Opens and prepares every connection now, so the first decisions do not pay for it. */
   warm(): Promise<void>;
+  /** When this instance began deciding alone (the database failed or passed the bound); undefined while the database decides. */
+  aloneSince(): Date | undefined;
 }
 
 interface Waiter extends Deadlined {
@@ -52,6 +64,8 @@ interface PendingKey {
   id: string;
   /** Its SHA-256 (with the limiter's name): what the database stores. */
   key: Buffer;
+  /** Hits this instance granted alone, written back ahead of the waiters so the database counts them. */
+  owed: number;
   waiters: Waiter[];
 }
 
@@ -63,12 +77,23 @@ interface LimiterState {
   blocks: KnownBlocks;
   local: LocalBuckets;
   pending: Map<string, PendingKey>;
+  /** Per key, hits granted while deciding alone, not yet written to the database. */
+  owed: Map<string, number>;
   digests: Map<string, Buffer>;
   lastWarnedAt: number;
 }
 
 const WARN_EVERY_MS = 60_000;
+// A statement of no keys: what warming a connection and probing the database send.
+const PROBE_RULE = gcraRule({ limit: 1, periodSeconds: 1 });
 const MAX_REMEMBERED_DIGESTS = 32_768;
+
+/**
+ * The default bound on one decision: a busy 2-core CI machine was seen to take more than 1 s to
+ * hand out a connection, and a request held 2 s still has most of a 5 s whole-request deadline
+ * left (ADR 0020, amendment 2026-11-23).
+ */
+export const DEFAULT_DECISION_TIMEOUT_MS = 2_000;
 
 /**
  * Shared GCRA limits decided in PostgreSQL. Concurrent takes are coalesced per limiter into one
@@ -77,13 +102,14 @@ const MAX_REMEMBERED_DIGESTS = 32_768;
  * blocked are refused from memory, which sheds floods without touching the database.
  */
 export function createRateLimiter<N extends string>(options: RateLimiterOptions<N>): RateLimiter<N> {
-  const timeoutMs = options.decisionTimeoutMs ?? 250;
+  const timeoutMs = options.decisionTimeoutMs ?? DEFAULT_DECISION_TIMEOUT_MS;
+  const liveInstances = options.liveInstances ?? (() => undefined);
   const maxInFlight = options.maxInFlight ?? 4;
   const maxBatchKeys = options.maxBatchKeys ?? 1_000;
   const parallelBatchKeys = options.parallelBatchKeys ?? 32;
   const retryDatabaseAfterMs = options.retryDatabaseAfterMs ?? 1_000;
   const batchWindowMs = options.batchWindowMs ?? 4;
-  const metrics = createRateLimitMetrics(options.registry);
+  const metrics = createRateLimitMetrics(options.registry, liveInstances);
   const states = new Map<string, LimiterState>();
   for (const name of Object.keys(options.limits) as N[]) {
     const limit = options.limits[name]();
@@ -95,14 +121,13 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       blocks: new KnownBlocks(),
       local: new LocalBuckets(),
       pending: new Map(),
+      owed: new Map(),
       digests: new Map(),
       lastWarnedAt: -Infinity,
     });
   }
   let inFlight = 0;
   let flushScheduled = false;
-  let databaseDownUntil = -Infinity;
-  let lastFailure: { reason: FallbackReason; error?: unknown } = { reason: 'error' };
 
   const currentRule = (state: LimiterState): GcraRule => {
     const limit = state.source();
@@ -139,17 +164,42 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   const fromFallback = (state: LimiterState, id: string, reason: FallbackReason): Decision => {
     metrics.fellBack(state.name, reason);
     const now = performance.now();
+    const live = liveInstances();
     if (now - state.lastWarnedAt >= WARN_EVERY_MS) {
       state.lastWarnedAt = now;
-      options.logger.warn({ limiter: state.name, reason, err: lastFailure.error }, 'rate limits are decided per instance until the database answers again');
+      options.logger.warn(
+        { limiter: state.name, reason, live_instances: live ?? null, err: alone.error },
+        'rate limits are decided by this instance alone, with its share of each limit, until the database answers again',
+      );
     }
-    const outcome = state.local.take(id, state.rule);
-    return counted(state, describeDecision(state.rule, outcome.allowed, outcome.usedUs, 'fallback'));
+    return counted(state, decideAlone(state.local, state.owed, state.rule, live, id, retryDatabaseAfterMs));
   };
 
-  const databaseFailed = (reason: FallbackReason, error?: unknown) => {
-    lastFailure = { reason, error };
-    databaseDownUntil = performance.now() + retryDatabaseAfterMs;
+  const alone = new AloneMode({
+    probe: () => withTimeout(takeFromBuckets(options.db, PROBE_RULE, [], []), timeoutMs),
+    retryMs: retryDatabaseAfterMs,
+    began: (since) => metrics.alone(since),
+    ended: (since) => {
+      options.logger.info({ since: since.toISOString() }, 'rate limits are decided in the database again');
+      metrics.alone(undefined);
+      // What was granted alone is spent in the shared bucket too, or the database would grant it again.
+      for (const state of states.values()) {
+        for (const [id, hits] of state.owed) {
+          pendingKey(state, id).owed += hits;
+        }
+        state.owed.clear();
+      }
+      scheduleFlush();
+    },
+  });
+
+  const pendingKey = (state: LimiterState, id: string): PendingKey => {
+    let entry = state.pending.get(id);
+    if (!entry) {
+      entry = { id, key: digestOf(state, id), owed: 0, waiters: [] };
+      state.pending.set(id, entry);
+    }
+    return entry;
   };
 
   const settle = (waiter: Waiter, decision: Decision) => {
@@ -158,17 +208,18 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   };
 
   const deadlines = new DeadlineQueue<Waiter>((waiter) => {
-    databaseFailed('timeout');
+    alone.failed('timeout');
     settle(waiter, fromFallback(waiter.state, waiter.id, 'timeout'));
   });
 
   const settleBatch = (state: LimiterState, rule: GcraRule, batch: PendingKey[], outcomes: BucketOutcome[], sentAt: number) => {
     batch.forEach((entry, index) => {
       const { admitted, usedUs } = outcomes[index]!;
-      entry.waiters.forEach((waiter, position) => {
+      entry.waiters.forEach((waiter, order) => {
         if (waiter.settled) {
           return;
         }
+        const position = entry.owed + order;
         const allowed = position < admitted;
         // The k-th admitted hit of a key left the bucket (admitted - k) intervals emptier than the last.
         const used = allowed ? usedUs - (admitted - 1 - position) * rule.intervalUs : usedUs;
@@ -196,7 +247,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       state.pending.delete(entry.id);
       // Hits already answered by the fallback are not spent twice.
       entry.waiters = entry.waiters.filter((waiter) => !waiter.settled);
-      if (entry.waiters.length > 0) {
+      if (entry.waiters.length > 0 || entry.owed > 0) {
         batch.push(entry);
       }
       if (batch.length >= maxBatchKeys) {
@@ -212,13 +263,19 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     const sentAt = performance.now();
     inFlight += 1;
     const keys = batch.map((entry) => entry.key);
-    const hits = batch.map((entry) => entry.waiters.length);
+    const hits = batch.map((entry) => entry.owed + entry.waiters.length);
     takeFromBuckets(options.db, rule, keys, hits)
       .then(
-        (outcomes) => settleBatch(state, rule, batch, outcomes, sentAt),
+        (outcomes) => {
+          alone.answered();
+          settleBatch(state, rule, batch, outcomes, sentAt);
+        },
         (error: unknown) => {
-          databaseFailed('error', error);
+          alone.failed('error', error);
           for (const entry of batch) {
+            if (entry.owed > 0) {
+              state.owed.set(entry.id, (state.owed.get(entry.id) ?? 0) + entry.owed);
+            }
             entry.waiters.filter((waiter) => !waiter.settled).forEach((waiter) => settle(waiter, fromFallback(state, entry.id, 'error')));
           }
         },
@@ -273,9 +330,9 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   };
 
   return {
+    aloneSince: () => alone.since,
     async warm() {
-      const rule = gcraRule({ limit: 1, periodSeconds: 1 });
-      await Promise.all(Array.from({ length: maxInFlight }, () => takeFromBuckets(options.db, rule, [], []).catch(() => undefined)));
+      await Promise.all(Array.from({ length: maxInFlight }, () => takeFromBuckets(options.db, PROBE_RULE, [], []).catch(() => undefined)));
     },
     refusedFromMemory(name, key) {
       return refuse(stateOf(name), key);
@@ -286,19 +343,14 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       if (refused) {
         return Promise.resolve(refused);
       }
-      const now = performance.now();
-      if (now < databaseDownUntil) {
-        return Promise.resolve(fromFallback(state, key, lastFailure.reason));
+      if (alone.since) {
+        return Promise.resolve(fromFallback(state, key, alone.reason));
       }
+      const now = performance.now();
       return new Promise<Decision>((resolve) => {
         const waiter: Waiter = { resolve, settled: false, deadline: now + timeoutMs, state, id: key };
         deadlines.add(waiter);
-        let entry = state.pending.get(key);
-        if (!entry) {
-          entry = { id: key, key: digestOf(state, key), waiters: [] };
-          state.pending.set(key, entry);
-        }
-        entry.waiters.push(waiter);
+        pendingKey(state, key).waiters.push(waiter);
         scheduleFlush();
       });
     },

@@ -9,12 +9,14 @@ export interface RateLimitMetrics {
   fellBack(limiter: string, reason: FallbackReason): void;
   /** One statement sent to the database deciding `keys` keys. */
   sent(limiter: string, keys: number): void;
+  /** This instance began deciding alone at `since`, or (undefined) the database decides again. */
+  alone(since: Date | undefined): void;
 }
 
 /** Decision and fallback counters; label values come only from code (limiter names). */
-export function createRateLimitMetrics(registry: Registry | undefined): RateLimitMetrics {
+export function createRateLimitMetrics(registry: Registry | undefined, liveInstances: () => number | undefined = () => undefined): RateLimitMetrics {
   if (!registry) {
-    return { decided: () => undefined, fellBack: () => undefined, sent: () => undefined };
+    return { decided: () => undefined, fellBack: () => undefined, sent: () => undefined, alone: () => undefined };
   }
   // Decisions are tallied in plain numbers and handed to the counter when it is collected: prom-client
   // resolves and validates labels on every inc, which cost a refused request more than its decision.
@@ -47,7 +49,22 @@ export function createRateLimitMetrics(registry: Registry | undefined): RateLimi
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
     registers: [registry],
   });
+  const aloneSince = new client.Gauge({
+    name: 'backplane_ratelimit_alone_since_seconds',
+    help: 'Unix time since which this instance decides rate limits alone, granting its share of each limit; 0 while the database decides',
+    registers: [registry],
+  });
+  aloneSince.set(0);
+  new client.Gauge({
+    name: 'backplane_ratelimit_live_instances',
+    help: 'Running instances across the cluster, as last read with the heartbeat: deciding alone, each grants floor(limit / this); 0 until read (then it grants nothing)',
+    registers: [registry],
+    collect() {
+      this.set(liveInstances() ?? 0);
+    },
+  });
   return {
+    alone: (since) => aloneSince.set(since ? since.getTime() / 1000 : 0),
     decided: (limiter, allowed, source) => {
       const id = `${limiter}|${allowed}|${source}`;
       const tally = tallies.get(id);

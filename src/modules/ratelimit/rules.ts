@@ -62,3 +62,16 @@ export function describeDecision(rule: GcraRule, allowed: boolean, usedUs: numbe
     source,
   };
 }
+
+/**
+ * What one of `live` instances deciding alone may grant: each take costs `live` emission intervals
+ * of the full bucket, so a full bucket grants floor(limit / live), a partly spent one its remaining
+ * / live, and it refills at 1/live of the rate. An unknown count grants nothing (burst 0).
+ */
+export function shareRule(rule: GcraRule, live: number | undefined): GcraRule {
+  if (live === undefined || !(live >= 1)) {
+    return { limit: rule.limit, burst: 0, intervalUs: rule.toleranceUs + 1, toleranceUs: rule.toleranceUs };
+  }
+  const intervalUs = rule.intervalUs * Math.floor(live);
+  return { limit: rule.limit, burst: Math.floor(rule.toleranceUs / intervalUs), intervalUs, toleranceUs: rule.toleranceUs };
+}

@@ -45,6 +45,17 @@ export async function markInstanceStopped(db: Queryable, instanceId: string): Pr
   await db.query(stopInstanceSql, [instanceId]);
 }
 
+const countRunningSql = `
+select count(*)::int as running
+from release_instances
+where stopped_at is null and last_seen_at > now() - make_interval(secs => $1)`;
+
+/** Running instances on every host: not stopped and seen within `staleAfterSeconds`, on the database clock. */
+export async function countRunningInstances(db: Queryable, staleAfterSeconds: number): Promise<number> {
+  const result = await db.query<{ running: number }>(countRunningSql, [staleAfterSeconds]);
+  return result.rows[0]!.running;
+}
+
 export interface InstanceRow {
   id: string;
   instance_id: string;
