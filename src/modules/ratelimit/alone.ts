@@ -19,7 +19,7 @@ export interface AloneOptions {
  * alone a probe asks every `retryMs`, so no request waits for the bound again.
  */
 export class AloneMode {
-  private current: { since: Date; reason: FallbackReason; error?: unknown; probe?: NodeJS.Timeout } | undefined;
+  private current: { since: Date; sinceUs: number; reason: FallbackReason; error?: unknown; probe?: NodeJS.Timeout } | undefined;
   private readonly options: AloneOptions;
 
   constructor(options: AloneOptions) {
@@ -28,6 +28,11 @@ export class AloneMode {
 
   get since(): Date | undefined {
     return this.current?.since;
+  }
+
+  /** When this episode began, in the monotonic microseconds of the local buckets. */
+  get sinceUs(): number | undefined {
+    return this.current?.sinceUs;
   }
 
   get reason(): FallbackReason {
@@ -44,7 +49,7 @@ export class AloneMode {
       this.current.error = error ?? this.current.error;
       return;
     }
-    this.current = { since: new Date(), reason, error };
+    this.current = { since: new Date(), sinceUs: performance.now() * 1000, reason, error };
     this.scheduleProbe();
     this.options.began(this.current.since);
   }
@@ -90,12 +95,13 @@ export function decideAlone(
   live: number | undefined,
   id: string,
   retryMs: number,
+  aloneSinceUs: number | undefined,
 ): Decision {
   const share = shareRule(rule, live);
   if (share.burst === 0) {
-    return { allowed: false, limit: rule.limit, remaining: 0, retryAfterMs: retryMs, nextUnitMs: retryMs, source: 'fallback' };
+    return { allowed: false, limit: rule.limit, remaining: 0, retryAfterMs: retryMs, nextUnitMs: retryMs, source: 'fallback', undecided: true };
   }
-  const outcome = local.take(id, share);
+  const outcome = local.take(id, share, performance.now() * 1000, aloneSinceUs);
   if (outcome.allowed && (owed.size < MAX_OWED_KEYS || owed.has(id))) {
     owed.set(id, (owed.get(id) ?? 0) + 1);
   }

@@ -172,7 +172,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
         'rate limits are decided by this instance alone, with its share of each limit, until the database answers again',
       );
     }
-    return counted(state, decideAlone(state.local, state.owed, state.rule, live, id, retryDatabaseAfterMs));
+    return counted(state, decideAlone(state.local, state.owed, state.rule, live, id, retryDatabaseAfterMs, alone.sinceUs));
   };
 
   const alone = new AloneMode({
@@ -226,8 +226,8 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
         settle(waiter, counted(state, describeDecision(rule, allowed, used, 'database')));
       });
       const now = performance.now();
-      // Measured from when the statement was sent, so local state never runs ahead of the database's.
-      state.local.follow(entry.id, sentAt * 1000 + usedUs, now * 1000);
+      // Measured from the answer, not the send: deciding alone must never find more room than the database had.
+      state.local.follow(entry.id, now * 1000 + usedUs, now * 1000);
       if (rule !== state.rule || rule.toleranceUs - usedUs >= rule.intervalUs) {
         return;
       }

@@ -13,6 +13,8 @@ export interface LocalOutcome {
  */
 export class LocalBuckets {
   private readonly tats = new Map<string, number>();
+  /** When the database last reported a key's TAT, until a take alone has accounted for the time since. */
+  private readonly reportedAt = new Map<string, number>();
   private lastSweepUs = 0;
 
   private readonly maxKeys: number;
@@ -21,8 +23,18 @@ export class LocalBuckets {
     this.maxKeys = maxKeys;
   }
 
-  take(key: string, rule: GcraRule, nowUs = performance.now() * 1000): LocalOutcome {
-    const known = this.tats.get(key);
+  /**
+   * `aloneSinceUs`: when this instance began deciding alone. Other instances may have spent what a
+   * bucket regained between the database's last report and then, so that regain is not counted.
+   */
+  take(key: string, rule: GcraRule, nowUs = performance.now() * 1000, aloneSinceUs?: number): LocalOutcome {
+    let known = this.tats.get(key);
+    const reported = this.reportedAt.get(key);
+    if (known !== undefined && reported !== undefined && aloneSinceUs !== undefined) {
+      known += Math.max(0, aloneSinceUs - reported);
+      this.tats.set(key, known);
+      this.reportedAt.delete(key);
+    }
     const base = Math.max(known ?? nowUs, nowUs);
     const used = base - nowUs;
     if (used + rule.intervalUs > rule.toleranceUs) {
@@ -41,6 +53,9 @@ export class LocalBuckets {
     if (known !== undefined ? tatUs > known : this.tats.size < this.maxKeys || this.sweep(nowUs)) {
       this.tats.set(key, tatUs);
     }
+    if (this.tats.has(key)) {
+      this.reportedAt.set(key, nowUs);
+    }
   }
 
   get size(): number {
@@ -54,6 +69,7 @@ export class LocalBuckets {
       for (const [key, tat] of this.tats) {
         if (tat <= nowUs) {
           this.tats.delete(key);
+          this.reportedAt.delete(key);
         }
       }
     }

@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+import { DatabaseUnavailableError } from '../../platform/db/deadline.ts';
 import { type RateLimitError, rateLimited, tooManyAttempts } from './errors.ts';
 import { rateLimitHeaders } from './headers.ts';
 import type { RateLimiter } from './limiter.ts';
@@ -44,7 +45,7 @@ export function limitRequestsPerAddress(limiter: RateLimiter<LimiterName>) {
     }
     const decision = await limiter.take('auth_ip', addressKey(ctx.state.clientAddress as string));
     if (!decision.allowed) {
-      throw rateLimited('auth_ip', decision);
+      throw refusal(decision, () => rateLimited('auth_ip', decision));
     }
     ctx.set(rateLimitHeaders('auth_ip', decision));
     await next();
@@ -63,10 +64,15 @@ export async function spendAttempt(
 ): Promise<Decision> {
   const decision = await limiter.take(name, key);
   if (!decision.allowed) {
-    throw tooManyAttempts(name, decision);
+    throw refusal(decision, () => tooManyAttempts(name, decision));
   }
   for (const [header, value] of Object.entries(rateLimitHeaders(name, decision))) {
     setHeader(header, value);
   }
   return decision;
+}
+
+// A refusal for want of a share is the database's absence, not the client's doing: 503, not 429.
+function refusal(decision: Decision, overLimit: () => RateLimitError): Error {
+  return decision.undecided ? new DatabaseUnavailableError('ratelimit_undecided') : overLimit();
 }

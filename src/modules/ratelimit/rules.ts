@@ -23,6 +23,8 @@ export interface Decision {
   /** How long until the remaining quota grows again; 0 when the bucket is full. */
   nextUnitMs: number;
   source: DecisionSource;
+  /** Refused because this instance could not decide: alone with no share of the limit (ADR 0020). */
+  undecided?: boolean;
 }
 
 export interface GcraRule extends BucketRule {
