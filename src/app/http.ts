@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import { accessLog } from '../platform/http/accessLog.ts';
 import { jsonBody } from '../platform/http/body.ts';
+import { answerClientErrors } from '../platform/http/clientError.ts';
 import { platformStatuses, type StatusTable } from '../platform/http/errors.ts';
 import { mergeStatusTables, problemOf, problemRenderer } from '../platform/http/problem.ts';
 import { type EarlyAnswer, createRequestFrame } from '../platform/http/requestFrame.ts';
@@ -59,5 +60,5 @@ export function createHttpServer(options: HttpAppOptions): Server {
   }
   const handle = app.callback();
   const early = options.answerEarly;
-  return createServer(early ? (req, res) => void (frame.answerEarly(req, res, early) || handle(req, res)) : handle);
+  return answerClientErrors(createServer(early ? (req, res) => void (frame.answerEarly(req, res, early) || handle(req, res)) : handle), options.logger);
 }
