@@ -7,6 +7,7 @@ export const CheckResultSchema = z.object({
   status: z.enum(['ok', 'error']),
   duration_ms: z.number().int(),
   error: z.string().optional(),
+  last_ok_at: z.string().optional().describe('RFC 3339: when the check last passed on this instance; absent until it has'),
 });
 
 export const SystemDescription = z.object({
@@ -14,7 +15,7 @@ export const SystemDescription = z.object({
   database: z.object({
     status: z.enum(['ok', 'error']),
     error: z.string().optional().describe("What failed; never the driver's own message"),
-    ping_ms: z.number().int(),
+    ping_ms: z.number().int().describe("The database check's round trip in ms; while it fails, how long it ran before failing"),
     pool: z.object({
       acquires: z.number().int(),
       average_acquire_ms: z.number(),
@@ -29,6 +30,10 @@ export const SystemDescription = z.object({
       current: z.number().int().describe('Highest applied version'),
       latest: z.number().int().describe("Highest version in the application's migration files"),
       pending: z.number().int(),
+      read_at: z
+        .string()
+        .optional()
+        .describe('RFC 3339: when these counts were read. While the database cannot answer they are the last ones read; absent when none ever was (then current and pending are 0)'),
     }),
   }),
   instance: z.object({
