@@ -4,6 +4,8 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Problem } from './problem.ts';
 
+const CLOSE_AFTER_MS = 5_000;
+
 interface ParserRefusal {
   status: number;
   code: string;
@@ -53,6 +55,9 @@ export function answerClientErrors(server: Server, logger: Logger): Server {
         'Connection: close\r\n\r\n' +
         body,
     );
+    // A client that never closes its side does not keep the socket: the answer has had its time.
+    const linger = setTimeout(() => socket.destroy(), CLOSE_AFTER_MS).unref();
+    socket.once('close', () => clearTimeout(linger));
   });
   return server;
 }
