@@ -17,7 +17,7 @@ export interface ProviderReadinessCheck {
   name: string;
   failure: string;
   optional: true;
-  /** Resolves with when the provider last answered, at most PROVIDER_CHECK_CACHE_MS ago. */
+  /** Resolves with when the provider last answered; the answer is at most one check period old. */
   run(): Promise<Date>;
 }
 
@@ -112,14 +112,15 @@ export function createProviderDirectory(specs: ProviderSpec[], logger: Logger): 
 
   /**
    * Asks the provider for its discovery document again, at most once per PROVIDER_CHECK_CACHE_MS,
-   * bounded by PROVIDER_CHECK_TIMEOUT_MS; concurrent probes share the request. A provider still
-   * undiscovered takes the answer as its configuration.
+   * bounded by PROVIDER_CHECK_TIMEOUT_MS; concurrent probes share the request. Once there is an
+   * answer, probes get it at once while the next is asked for, so a hanging provider never slows
+   * /readyz. A provider still undiscovered takes the answer as its configuration.
    */
   const checkAnswers = (entry: Entry): Promise<boolean> => {
     if (entry.checked && performance.now() - entry.checked.at < PROVIDER_CHECK_CACHE_MS) {
       return Promise.resolve(entry.checked.answered);
     }
-    return (entry.checking ??= discover(entry.spec, PROVIDER_CHECK_TIMEOUT_MS / 1_000)
+    const asking = (entry.checking ??= discover(entry.spec, PROVIDER_CHECK_TIMEOUT_MS / 1_000)
       .then(
         (configuration) => {
           entry.lastAnsweredAt = new Date();
@@ -148,6 +149,7 @@ export function createProviderDirectory(specs: ProviderSpec[], logger: Logger): 
       .finally(() => {
         entry.checking = undefined;
       }));
+    return entry.checked ? Promise.resolve(entry.checked.answered) : asking;
   };
 
   const entryOf = (name: string): Entry => {
