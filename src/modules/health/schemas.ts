@@ -33,7 +33,7 @@ export const SystemDescription = z.object({
       read_at: z
         .string()
         .optional()
-        .describe('RFC 3339: when these counts were read. While the database cannot answer they are the last ones read; absent when none ever was (then current and pending are 0)'),
+        .describe('RFC 3339: when these counts were read. While the database cannot answer they are the last ones read; absent when this instance has read none yet (then current and pending are 0)'),
     }),
   }),
   instance: z.object({

@@ -51,8 +51,9 @@ interface DatabaseProbe {
 /**
  * The database part of the description: the readiness checks run fresh and the migration state.
  * Concurrent callers share the probe in flight (never a finished one), so load on /ops/system does
- * not multiply queries. The last state read is kept, and read once at creation, so an outage shows
- * what was last known and when rather than zeros.
+ * not multiply queries. The last state read is kept, so an outage shows what was last known and
+ * when rather than zeros (read on demand only: a query at start-up would compete with the
+ * instance's own start).
  */
 export function createDatabaseProbe(deps: Pick<SystemDeps, 'readiness' | 'readMigrations'>): () => Promise<DatabaseProbe> {
   let inFlight: Promise<DatabaseProbe> | undefined;
@@ -61,7 +62,6 @@ export function createDatabaseProbe(deps: Pick<SystemDeps, 'readiness' | 'readMi
     const { current, latest, pending } = await withTimeout(deps.readMigrations(), 2_000);
     lastRead = { counts: { current, latest, pending }, readAt: new Date() };
   };
-  readMigrations().catch(() => undefined);
   return () =>
     (inFlight ??= (async () => {
       const [report, migrations] = await Promise.allSettled([deps.readiness.runFresh(), readMigrations()]);
