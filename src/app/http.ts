@@ -3,7 +3,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import { accessLog } from '../platform/http/accessLog.ts';
 import { jsonBody } from '../platform/http/body.ts';
-import { answerClientError } from '../platform/http/clientError.ts';
+import { answerClientErrors } from '../platform/http/clientError.ts';
 import { platformStatuses, type StatusTable } from '../platform/http/errors.ts';
 import { databaseUnavailableReason } from '../platform/db/unavailable.ts';
 import { mergeStatusTables, problemOf, problemRenderer } from '../platform/http/problem.ts';
@@ -80,6 +80,5 @@ export function createHttpServer(options: HttpAppOptions): Server {
     // Bodies are at most APP_BODY_LIMIT_BYTES: a minute more than the headers is ample for any client.
     server.requestTimeout = server.headersTimeout + 60_000;
   }
-  server.on('clientError', answerClientError);
-  return server;
+  return answerClientErrors(server, options.logger);
 }

@@ -21,6 +21,8 @@ export const ratelimitCleanupJob = defineJob({
   name: 'ratelimit_cleanup',
   description: 'Deletes rate-limit buckets that are full again, in batches',
   schedule: '0 * * * *',
+  // Each run scans the bucket table; buckets refill over minutes, so running more often frees nothing.
+  minIntervalSeconds: 300,
   timeoutSeconds: 600,
   maxAttempts: 3,
   handler: async ({ db, logger }) => {
@@ -36,6 +38,8 @@ export function jobDefinitions(config: Config, modules: JobModules): JobDefiniti
       name: 'auth_revoke_tokens',
       description: "Revokes queued providers' refresh tokens (RFC 7009); each token retries with its own backoff",
       schedule: '@every 1m',
+      // Each slot is a job_runs row and a queue read; tokens are already unusable here, so sooner gains little.
+      minIntervalSeconds: 15,
       timeoutSeconds: 300,
       // The next minute's run is the retry: a failed token waits for its own next attempt.
       maxAttempts: 1,

@@ -2,8 +2,11 @@ import { TimeoutError, withTimeout } from '../../platform/time.ts';
 
 export interface ReadinessCheck {
   name: string;
-  /** Resolves when healthy; a rejection's text is never shown to clients. */
-  run(): Promise<void>;
+  /**
+   * Resolves when healthy, with the instant the fact was observed when it is older than now (a
+   * cached answer); a rejection's text is never shown to clients.
+   */
+  run(): Promise<void | Date>;
   /** The fixed sentence shown when the check fails. */
   failure: string;
   /** Reported like the others but never fails readiness (a third party's outage must not empty the load balancer). */
@@ -19,6 +22,8 @@ export interface CheckResult {
   error?: string;
   /** ISO 8601: since when the check has been failing, for checks that know. */
   since?: string;
+  /** When this check last passed on this instance; absent until it has. */
+  last_ok_at?: string;
 }
 
 export interface ReadinessReport {
@@ -53,12 +58,15 @@ export function createReadiness(checks: ReadinessCheck[], options: ReadinessOpti
   let inFlight: Promise<ReadinessReport> | undefined;
   let cached: { report: ReadinessReport; at: number } | undefined;
   let draining = false;
+  const lastOk = new Map<string, string>();
 
   async function runOne(check: ReadinessCheck): Promise<CheckResult> {
     const started = performance.now();
     try {
-      await withTimeout(check.run(), timeoutMs);
-      return { name: check.name, status: 'ok', duration_ms: Math.round(performance.now() - started) };
+      const observed = await withTimeout(check.run(), timeoutMs);
+      const at = (observed instanceof Date ? observed : new Date()).toISOString();
+      lastOk.set(check.name, at);
+      return { name: check.name, status: 'ok', duration_ms: Math.round(performance.now() - started), last_ok_at: at };
     } catch (error) {
       if (!check.optional) {
         // An optional check's owner logs its own failures (e.g. each discovery retry).
@@ -66,7 +74,15 @@ export function createReadiness(checks: ReadinessCheck[], options: ReadinessOpti
       }
       const failure = error instanceof TimeoutError ? `${check.failure} (no answer within ${timeoutMs} ms)` : check.failure;
       const since = check.since?.();
-      return { name: check.name, status: 'error', duration_ms: Math.round(performance.now() - started), error: failure, ...(since ? { since: since.toISOString() } : {}) };
+      const at = lastOk.get(check.name);
+      return {
+        name: check.name,
+        status: 'error',
+        duration_ms: Math.round(performance.now() - started),
+        error: failure,
+        ...(since ? { since: since.toISOString() } : {}),
+        ...(at ? { last_ok_at: at } : {}),
+      };
     }
   }
 

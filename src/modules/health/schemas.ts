@@ -8,6 +8,7 @@ export const CheckResultSchema = z.object({
   duration_ms: z.number().int(),
   error: z.string().optional(),
   since: z.string().optional().describe('ISO 8601: since when a check that knows has been failing (e.g. `ratelimit`: deciding alone)'),
+  last_ok_at: z.string().optional().describe('RFC 3339: when the check last passed on this instance; absent until it has'),
 });
 
 export const SystemDescription = z.object({
@@ -15,7 +16,7 @@ export const SystemDescription = z.object({
   database: z.object({
     status: z.enum(['ok', 'error']),
     error: z.string().optional().describe("What failed; never the driver's own message"),
-    ping_ms: z.number().int(),
+    ping_ms: z.number().int().describe("The database check's round trip in ms; while it fails, how long it ran before failing"),
     pool: z.object({
       acquires: z.number().int(),
       average_acquire_ms: z.number(),
@@ -30,6 +31,10 @@ export const SystemDescription = z.object({
       current: z.number().int().describe('Highest applied version'),
       latest: z.number().int().describe("Highest version in the application's migration files"),
       pending: z.number().int(),
+      read_at: z
+        .string()
+        .optional()
+        .describe('RFC 3339: when these counts were read. While the database cannot answer they are the last ones read; absent when this instance has read none yet (then current and pending are 0)'),
     }),
   }),
   instance: z.object({

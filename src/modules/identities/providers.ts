@@ -7,13 +7,18 @@ import type { ProviderSpec } from './providerConfig.ts';
 export const PROVIDER_TIMEOUT_SECONDS = 5;
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
+/** A readiness check's discovery request is bounded below the readiness bound (2 s), so it reports the provider, not a timeout of its own. */
+export const PROVIDER_CHECK_TIMEOUT_MS = 1_500;
+/** One discovery request per provider per instance per this period, however often probes ask. */
+export const PROVIDER_CHECK_CACHE_MS = 10_000;
 
 /** A readiness check as the health module runs it; `optional` ones are reported, never fail /readyz. */
 export interface ProviderReadinessCheck {
   name: string;
   failure: string;
   optional: true;
-  run(): Promise<void>;
+  /** Resolves with when the provider last answered; the answer is at most one check period old. */
+  run(): Promise<Date>;
 }
 
 export interface ProviderDirectory {
@@ -31,12 +36,15 @@ export function clientAuthentication(spec: Pick<ProviderSpec, 'authMethod' | 'cl
   return spec.authMethod === 'client_secret_post' ? oidc.ClientSecretPost(spec.clientSecret) : oidc.ClientSecretBasic(spec.clientSecret);
 }
 
-async function discover(spec: ProviderSpec): Promise<oidc.Configuration> {
-  return oidc.discovery(new URL(spec.issuer), spec.clientId, undefined, clientAuthentication(spec), {
-    timeout: PROVIDER_TIMEOUT_SECONDS,
+async function discover(spec: ProviderSpec, timeoutSeconds = PROVIDER_TIMEOUT_SECONDS): Promise<oidc.Configuration> {
+  const configuration = await oidc.discovery(new URL(spec.issuer), spec.clientId, undefined, clientAuthentication(spec), {
+    timeout: timeoutSeconds,
     // Only loopback issuers outside production get here with http (checked in the configuration).
     execute: spec.insecureLoopback ? [oidc.allowInsecureRequests] : [],
   });
+  // Discovery's bound becomes the configuration's: the later exchanges get the usual one.
+  configuration.timeout = PROVIDER_TIMEOUT_SECONDS;
+  return configuration;
 }
 
 interface Entry {
@@ -45,6 +53,10 @@ interface Entry {
   attempt: Promise<oidc.Configuration> | undefined;
   failures: number;
   timer: NodeJS.Timeout | undefined;
+  /** The live check's last answer: whether the provider answered, and when it last did. */
+  checked: { at: number; answered: boolean } | undefined;
+  lastAnsweredAt: Date | undefined;
+  checking: Promise<boolean> | undefined;
 }
 
 /**
@@ -53,13 +65,19 @@ interface Entry {
  * its readiness check reports it.
  */
 export function createProviderDirectory(specs: ProviderSpec[], logger: Logger): ProviderDirectory {
-  const entries = new Map<string, Entry>(specs.map((spec) => [spec.name, { spec, configuration: undefined, attempt: undefined, failures: 0, timer: undefined }]));
+  const entries = new Map<string, Entry>(
+    specs.map((spec) => [
+      spec.name,
+      { spec, configuration: undefined, attempt: undefined, failures: 0, timer: undefined, checked: undefined, lastAnsweredAt: undefined, checking: undefined },
+    ]),
+  );
   let closed = false;
 
   const attempt = (entry: Entry): Promise<oidc.Configuration> =>
     (entry.attempt ??= discover(entry.spec)
       .then((configuration) => {
         entry.configuration = configuration;
+        entry.lastAnsweredAt = new Date();
         if (entry.failures > 0) {
           logger.info({ provider: entry.spec.name, failures: entry.failures }, 'identity provider discovered after failing');
         }
@@ -92,6 +110,48 @@ export function createProviderDirectory(specs: ProviderSpec[], logger: Logger): 
     keepTrying(entry);
   }
 
+  /**
+   * Asks the provider for its discovery document again, at most once per PROVIDER_CHECK_CACHE_MS,
+   * bounded by PROVIDER_CHECK_TIMEOUT_MS; concurrent probes share the request. Once there is an
+   * answer, probes get it at once while the next is asked for, so a hanging provider never slows
+   * /readyz. A provider still undiscovered takes the answer as its configuration.
+   */
+  const checkAnswers = (entry: Entry): Promise<boolean> => {
+    if (entry.checked && performance.now() - entry.checked.at < PROVIDER_CHECK_CACHE_MS) {
+      return Promise.resolve(entry.checked.answered);
+    }
+    const asking = (entry.checking ??= discover(entry.spec, PROVIDER_CHECK_TIMEOUT_MS / 1_000)
+      .then(
+        (configuration) => {
+          entry.lastAnsweredAt = new Date();
+          if (!entry.configuration && !closed) {
+            logger.info({ provider: entry.spec.name, failures: entry.failures }, 'identity provider discovered by its readiness check');
+            entry.configuration = configuration;
+            entry.failures = 0;
+            clearTimeout(entry.timer);
+          }
+          return true;
+        },
+        () => false,
+      )
+      .then((answered) => {
+        if (entry.checked && entry.checked.answered !== answered) {
+          const provider = entry.spec.name;
+          if (answered) {
+            logger.info({ provider }, 'identity provider answers again');
+          } else {
+            logger.warn({ provider, last_answered_at: entry.lastAnsweredAt?.toISOString() }, 'identity provider stopped answering');
+          }
+        }
+        entry.checked = { at: performance.now(), answered };
+        return answered;
+      })
+      .finally(() => {
+        entry.checking = undefined;
+      }));
+    return entry.checked ? Promise.resolve(entry.checked.answered) : asking;
+  };
+
   const entryOf = (name: string): Entry => {
     const entry = entries.get(name);
     if (!entry) {
@@ -111,12 +171,13 @@ export function createProviderDirectory(specs: ProviderSpec[], logger: Logger): 
     readinessChecks: () =>
       [...entries.values()].map((entry) => ({
         name: `oidc:${entry.spec.name}`,
-        failure: `the identity provider ${entry.spec.name} has not been discovered yet`,
+        failure: `the identity provider ${entry.spec.name} did not answer its discovery request`,
         optional: true as const,
         run: async () => {
-          if (!entry.configuration) {
-            throw new Error('not discovered');
+          if (!(await checkAnswers(entry)) || !entry.lastAnsweredAt) {
+            throw new Error('the provider did not answer');
           }
+          return entry.lastAnsweredAt;
         },
       })),
     close() {

@@ -3,7 +3,7 @@ import { withTransaction } from '../../platform/db/transaction.ts';
 import { type RequestInfo, requestOrigin } from '../../platform/http/route.ts';
 import { JobsError, jobNotFound } from './errors.ts';
 import type { JobsServiceDeps } from './ports.ts';
-import { parseSchedule } from './schedule.ts';
+import { parseJobSchedule } from './scheduleFloor.ts';
 import type { Definition, DefinitionChange } from './schemas.ts';
 import { insertDefinitionHistory, lockDefinition, notifyDefinitionChanged, updateDefinition } from './store/definitions.ts';
 import { definitionView, effectiveConfig } from './views.ts';
@@ -19,7 +19,7 @@ function nextOverride<T>(requested: T | null | undefined, stored: T | null, code
 /**
  * Changes a job's enabled flag or schedule with a reason: one history row, the audit event and a
  * notification every instance's scheduler follows, all in one transaction. A change that alters
- * nothing records nothing.
+ * nothing records nothing. With `version`, a change made meanwhile by someone else is a conflict.
  */
 export async function changeDefinition(
   deps: JobsServiceDeps,
@@ -36,10 +36,13 @@ export async function changeDefinition(
     throw new JobsError('job_reason_required', 'A reason is required to change a job definition.');
   }
   if (typeof change.schedule === 'string') {
-    parseSchedule(change.schedule);
+    parseJobSchedule(job, change.schedule);
   }
   return withTransaction(deps.pool, async (tx) => {
     const row = await lockDefinition(tx, job.name);
+    if (change.version !== undefined && change.version !== row.version) {
+      throw new JobsError('job_definition_version_conflict', `${job.name} is at version ${row.version}, not ${change.version}: read it again and retry.`);
+    }
     const enabled = nextOverride(change.enabled, row.enabled, job.enabled);
     const schedule = nextOverride(change.schedule, row.schedule, job.schedule.text);
     if (enabled === row.enabled && schedule === row.schedule) {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { RunTask } from '../../platform/tasks/pool.ts';
-import { type Schedule, parseSchedule } from './schedule.ts';
+import { type Schedule, formatInterval, parseSchedule } from './schedule.ts';
 
 /** What a job handler is given for one attempt of one run. */
 export interface JobContext {
@@ -37,6 +37,11 @@ export interface JobDefinition {
   schedule: string;
   /** Default true. */
   enabled?: boolean;
+  /**
+   * The shortest time between two runs that makes sense for the job; an operator's schedule that
+   * runs more often is refused. Default 1: the scheduler's own resolution.
+   */
+  minIntervalSeconds?: number;
   timeoutSeconds: number;
   maxAttempts: number;
   /** Default `default`. */
@@ -52,6 +57,7 @@ export interface RegisteredJob {
   description: string;
   schedule: Schedule;
   enabled: boolean;
+  minIntervalSeconds: number;
   timeoutSeconds: number;
   maxAttempts: number;
   queue: string;
@@ -94,17 +100,26 @@ export function createJobRegistry(definitions: JobDefinition[]): JobRegistry {
     if (!QUEUE_NAME.test(queue)) {
       throw problem('the queue name must be lowercase letters, digits and _');
     }
+    const minIntervalSeconds = definition.minIntervalSeconds ?? 1;
+    if (!Number.isInteger(minIntervalSeconds) || minIntervalSeconds < 1 || minIntervalSeconds > 86_400) {
+      throw problem('minIntervalSeconds must be a whole number from 1 to 86400');
+    }
     let schedule: Schedule;
     try {
       schedule = parseSchedule(definition.schedule);
     } catch (error) {
       throw problem(`invalid schedule: ${(error as Error).message}`);
     }
+    const gapMs = schedule.shortestGapMs(new Date(), minIntervalSeconds * 1_000);
+    if (gapMs < minIntervalSeconds * 1_000) {
+      throw problem(`the schedule runs ${formatInterval(gapMs)} apart, more often than its minIntervalSeconds (${minIntervalSeconds})`);
+    }
     jobs.set(definition.name, {
       name: definition.name,
       description: definition.description,
       schedule,
       enabled: definition.enabled ?? true,
+      minIntervalSeconds,
       timeoutSeconds: definition.timeoutSeconds,
       maxAttempts: definition.maxAttempts,
       queue,

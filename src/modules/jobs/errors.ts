@@ -5,6 +5,7 @@ export const jobsStatuses = {
   job_reason_required: 422,
   invalid_job_schedule: 422,
   job_definition_disabled: 409,
+  job_definition_version_conflict: 409,
   job_run_limited: 429,
   jobs_query_timeout: 503,
 } as const satisfies StatusTable;

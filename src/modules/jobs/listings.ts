@@ -1,16 +1,48 @@
 import type { z } from 'zod';
 import type { JobsServiceDeps } from './ports.ts';
 import { withReadTimeout } from './readTimeout.ts';
-import type { DefinitionList, RunPage, RunsQuery } from './schemas.ts';
-import { selectDefinitionRows } from './store/definitions.ts';
+import { jobNotFound } from './errors.ts';
+import type { RegisteredJob } from './definitions.ts';
+import type { Definition, DefinitionHistoryPage, DefinitionList, HistoryQuery, RunPage, RunsQuery } from './schemas.ts';
+import { selectDefinitionHistory, selectDefinitionRows } from './store/definitions.ts';
 import { selectRuns } from './store/reads.ts';
-import { definitionView, runView } from './views.ts';
+import { definitionHistoryView, definitionView, runView } from './views.ts';
 
 /** Every job defined in code, with the configuration in force and its defaults. */
 export async function listDefinitions(deps: JobsServiceDeps): Promise<z.infer<typeof DefinitionList>> {
   const jobs = deps.jobs.list();
   const rows = await selectDefinitionRows(deps.pool, jobs.map((job) => job.name));
   return { definitions: jobs.map((job, index) => definitionView(job, rows[index]!)) };
+}
+
+function knownJob(deps: JobsServiceDeps, name: string): RegisteredJob {
+  const job = deps.jobs.get(name);
+  if (!job) {
+    throw jobNotFound(name);
+  }
+  return job;
+}
+
+/** One job defined in code, as the list shows it. */
+export async function getDefinition(deps: JobsServiceDeps, name: string): Promise<z.infer<typeof Definition>> {
+  const job = knownJob(deps, name);
+  const [row] = await selectDefinitionRows(deps.pool, [job.name]);
+  return definitionView(job, row!);
+}
+
+/** A job's definition changes, newest first, in keyset pages. */
+export async function listDefinitionHistory(
+  deps: JobsServiceDeps,
+  name: string,
+  query: z.infer<typeof HistoryQuery>,
+): Promise<z.infer<typeof DefinitionHistoryPage>> {
+  const job = knownJob(deps, name);
+  const rows = await withReadTimeout(deps.pool, deps.queryTimeoutMs, (tx) => selectDefinitionHistory(tx, job.name, query.before, query.limit + 1));
+  const page = rows.slice(0, query.limit);
+  return {
+    changes: page.map(definitionHistoryView),
+    ...(rows.length > query.limit ? { next_cursor: page.at(-1)!.id } : {}),
+  };
 }
 
 /** Runs newest first, by job and state, in keyset pages. */

@@ -1,10 +1,21 @@
 import { defineRoute } from '../../platform/http/route.ts';
 import { changeDefinition } from './changeDefinition.ts';
-import { listDefinitions, listRuns } from './listings.ts';
+import { getDefinition, listDefinitionHistory, listDefinitions, listRuns } from './listings.ts';
 import { describeJobs } from './overview.ts';
 import type { JobsServiceDeps } from './ports.ts';
 import { requestRun } from './requestRun.ts';
-import { Definition, DefinitionChange, DefinitionList, JobParams, Overview, Run, RunPage, RunsQuery } from './schemas.ts';
+import {
+  Definition,
+  DefinitionChange,
+  DefinitionHistoryPage,
+  DefinitionList,
+  HistoryQuery,
+  JobParams,
+  Overview,
+  Run,
+  RunPage,
+  RunsQuery,
+} from './schemas.ts';
 
 export function jobsRoutes(deps: JobsServiceDeps) {
   return [
@@ -29,6 +40,30 @@ export function jobsRoutes(deps: JobsServiceDeps) {
       handler: () => listDefinitions(deps),
     }),
     defineRoute({
+      method: 'GET',
+      path: '/ops/jobs/definitions/{job}',
+      permission: 'ops.jobs.read',
+      tag: 'ops',
+      summary: 'One job definition, with the version to send back with a change',
+      params: JobParams,
+      responses: { 200: Definition },
+      problems: ['job_not_found'],
+      handler: ({ params }) => getDefinition(deps, params.job),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/ops/jobs/definitions/{job}/history',
+      permission: 'ops.jobs.read',
+      tag: 'ops',
+      summary: 'Changes of a job definition, newest first',
+      description: 'Pages with `before` (the `next_cursor` of the previous page). Bounded by 5 s (503 `jobs_query_timeout`).',
+      params: JobParams,
+      query: HistoryQuery,
+      responses: { 200: DefinitionHistoryPage },
+      problems: ['job_not_found', 'jobs_query_timeout'],
+      handler: ({ params, query }) => listDefinitionHistory(deps, params.job, query),
+    }),
+    defineRoute({
       method: 'PUT',
       path: '/ops/jobs/definitions/{job}',
       permission: 'ops.jobs.write',
@@ -36,11 +71,12 @@ export function jobsRoutes(deps: JobsServiceDeps) {
       summary: 'Enable, disable or reschedule a job, with a reason',
       description:
         'Only the fields sent change; null returns a field to its code default. Disabling lets a running run finish and creates no new slots; ' +
-        're-enabling or rescheduling counts slots from now on. Every instance follows within a second. Recorded in the job history and audited as `jobs.definition.changed`.',
+        're-enabling or rescheduling counts slots from now on. Every instance follows within a second. Recorded in the job history and audited as `jobs.definition.changed`. ' +
+        'A schedule that runs more often than the job\'s `min_interval_seconds` is 422 `validation_failed`. With `version` (from the last read), a change made meanwhile is 409 `job_definition_version_conflict`.',
       params: JobParams,
       body: DefinitionChange,
       responses: { 200: Definition },
-      problems: ['job_not_found', 'job_reason_required', 'invalid_job_schedule'],
+      problems: ['job_not_found', 'job_reason_required', 'invalid_job_schedule', 'job_definition_version_conflict'],
       handler: ({ params, body, request }) => changeDefinition(deps, params.job, body, request),
     }),
     defineRoute({

@@ -8,6 +8,11 @@ export interface Schedule {
   latestSlot(at: Date): Date | undefined;
   /** The first slot after `at`, if any. */
   nextSlot(at: Date): Date | undefined;
+  /**
+   * The shortest time between two consecutive slots from `from` on, in ms (Infinity with fewer than
+   * two slots); it may stop looking once it has found a gap below `enoughBelowMs`.
+   */
+  shortestGapMs(from: Date, enoughBelowMs: number): number;
 }
 
 const EVERY = /^@every ([1-9]\d{0,4})(s|m|h)$/;
@@ -27,6 +32,7 @@ function everySchedule(text: string, count: number, unit: keyof typeof UNIT_MS):
     text,
     latestSlot: (at) => new Date(Math.floor(at.getTime() / interval) * interval),
     nextSlot: (at) => new Date((Math.floor(at.getTime() / interval) + 1) * interval),
+    shortestGapMs: () => interval,
   };
 }
 
@@ -44,7 +50,57 @@ function cronSchedule(text: string): Schedule {
     text,
     latestSlot: (at) => cron.previousRuns(1, at)[0] ?? undefined,
     nextSlot: (at) => cron.nextRun(at) ?? undefined,
+    shortestGapMs: (from, enoughBelowMs) => shortestCronGapMs(cron, from, enoughBelowMs),
   };
+}
+
+const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
+// Every pair of consecutive days of the month (31st then 1st included) falls within 62 days;
+// only 29 February then 1 March needs a leap year, and is not looked for.
+const CROSS_DAY_WINDOW_DAYS = 62;
+
+/**
+ * A 5-field cron in UTC fires at the same times of day on every day it matches, so the shortest gap
+ * is either between two times of one day or from the last time of a day to the first of the next
+ * matching day: one day's times and the matching days of a 62-day window show both, in a few
+ * hundred steps of croner at most, rather than every slot of the window.
+ */
+function shortestCronGapMs(cron: Cron, from: Date, enoughBelowMs: number): number {
+  const found = cron.nextRun(from);
+  if (!found) {
+    return Number.POSITIVE_INFINITY;
+  }
+  const dayOf = (date: Date) => Math.floor(date.getTime() / DAY_MS);
+  const firstRunOn = (day: number) => cron.nextRun(new Date(day * DAY_MS - 1));
+  const day = dayOf(found);
+  const first = firstRunOn(day)!;
+  let shortest = Number.POSITIVE_INFINITY;
+  let last = first;
+  for (let next = cron.nextRun(first); next && dayOf(next) === day; next = cron.nextRun(next)) {
+    shortest = Math.min(shortest, next.getTime() - last.getTime());
+    last = next;
+    if (shortest < enoughBelowMs || shortest <= MINUTE_MS) {
+      return shortest;
+    }
+  }
+  const lastToFirstMs = first.getTime() - last.getTime();
+  let matchedDay = day;
+  for (let next = firstRunOn(day + 1); next && dayOf(next) - day <= CROSS_DAY_WINDOW_DAYS; next = firstRunOn(matchedDay + 1)) {
+    const nextDay = dayOf(next);
+    shortest = Math.min(shortest, (nextDay - matchedDay) * DAY_MS + lastToFirstMs);
+    matchedDay = nextDay;
+  }
+  return shortest;
+}
+
+/** `300` → `5m`: the bound as an operator would write it in `@every`. */
+export function formatInterval(ms: number): string {
+  const seconds = Math.round(ms / 1_000);
+  if (seconds % 3_600 === 0) {
+    return `${seconds / 3_600}h`;
+  }
+  return seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
 }
 
 /** Parses a schedule or throws invalid_job_schedule. */

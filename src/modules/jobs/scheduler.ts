@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { JobRegistry, RegisteredJob } from './definitions.ts';
-import { type Schedule, parseSchedule } from './schedule.ts';
+import type { Schedule } from './schedule.ts';
+import { acceptedOverride } from './scheduleFloor.ts';
 import { DEFINITIONS_CHANNEL, type DefinitionRow, ensureJobsKnown, selectDefinitionRows } from './store/definitions.ts';
 import { failAbandonedRuns, insertScheduledRun } from './store/runs.ts';
 
@@ -25,17 +26,20 @@ const SWEEP_EVERY_MS = 5_000;
 // Ticks land just after a slot, not on it, so the database clock has passed it.
 const AFTER_SLOT_MS = 15;
 
-/** The schedule in force: the operator's, unless it no longer parses (then the code's, and a warning). */
+/**
+ * The schedule in force: the operator's, unless it no longer parses or runs more often than the
+ * job's floor (then the code's, and a warning).
+ */
 export function effectiveSchedule(job: RegisteredJob, override: string | null, onInvalid?: () => void): Schedule {
   if (override === null) {
     return job.schedule;
   }
-  try {
-    return parseSchedule(override);
-  } catch {
+  const schedule = acceptedOverride(job, override);
+  if (!schedule) {
     onInvalid?.();
     return job.schedule;
   }
+  return schedule;
 }
 
 /**
@@ -68,7 +72,7 @@ export function startJobScheduler(options: JobSchedulerOptions): JobScheduler {
     const schedule = effectiveSchedule(job, row.schedule, () => {
       if (!warned.has(job.name)) {
         warned.add(job.name);
-        logger.warn({ job: job.name }, 'the stored schedule no longer parses; using the schedule in code');
+        logger.warn({ job: job.name }, 'the stored schedule no longer parses or runs more often than the job allows; using the schedule in code');
       }
     });
     const now = row.db_now;

@@ -51,8 +51,11 @@ export const Definition = z.object({
   schedule: z.string().describe('5-field cron in UTC, a descriptor such as @hourly, or @every Ns|Nm|Nh'),
   defaults: Config.describe('The values in code, in force where no operator override exists'),
   modified: z.boolean().describe('True when an operator override is in force'),
-  invalid_override: z.boolean().describe('True when a stored schedule no longer parses and the code schedule is used'),
-  version: int(),
+  invalid_override: z
+    .boolean()
+    .describe('True when a stored schedule no longer parses, or runs more often than min_interval_seconds, and the code schedule is used'),
+  min_interval_seconds: int().describe('The shortest time between two runs this job allows; a schedule that runs more often is refused'),
+  version: int().describe('0 until the first change; send it back with a change to detect concurrent writes'),
   updated_at: timestamp().nullable(),
   updated_by: z.string().nullable(),
   next_run_at: timestamp().nullable().describe('Next slot of the schedule; null while disabled'),
@@ -65,8 +68,28 @@ export const DefinitionChange = z
     enabled: z.boolean().nullable().optional().describe('false disables the job: its running run finishes, no new slots run; null returns to the code default'),
     schedule: z.string().max(MAX_SCHEDULE_LENGTH).nullable().optional().describe('null returns to the code default'),
     reason: z.string().max(500).optional().describe('Why; required'),
+    version: int().min(0).optional().describe('The version last read; a different current version is 409 `job_definition_version_conflict`'),
   })
   .refine((body) => body.enabled !== undefined || body.schedule !== undefined, { message: 'must carry enabled or schedule' });
+
+export const HistoryQuery = z.strictObject({
+  before: z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page').optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+export const DefinitionHistoryEntry = z.object({
+  id: z.string(),
+  job: z.string(),
+  version: int().describe('The version the change made'),
+  before: Config,
+  after: Config,
+  reason: z.string(),
+  actor: z.object({ id: z.string().nullable(), label: z.string().nullable() }),
+  request_id: z.string().nullable(),
+  changed_at: timestamp(),
+});
+
+export const DefinitionHistoryPage = z.object({ changes: z.array(DefinitionHistoryEntry), next_cursor: z.string().optional() });
 
 const LastRun = z.object({
   id: z.string(),

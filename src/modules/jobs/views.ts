@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { RegisteredJob } from './definitions.ts';
 import { effectiveSchedule } from './scheduler.ts';
-import type { Definition, Run } from './schemas.ts';
-import type { DefinitionRow } from './store/definitions.ts';
+import type { Definition, DefinitionHistoryEntry, Run } from './schemas.ts';
+import type { DefinitionHistoryRow, DefinitionRow } from './store/definitions.ts';
 import type { RunRow } from './store/reads.ts';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
@@ -29,10 +29,25 @@ export function definitionView(job: RegisteredJob, row: DefinitionRow): z.infer<
     defaults: { enabled: job.enabled, schedule: job.schedule.text },
     modified: row.enabled !== null || row.schedule !== null,
     invalid_override: invalidOverride,
+    min_interval_seconds: job.minIntervalSeconds,
     version: row.version,
     updated_at: iso(row.updated_at),
     updated_by: row.updated_by,
     next_run_at: enabled ? iso(schedule.nextSlot(row.db_now) ?? null) : null,
+  };
+}
+
+export function definitionHistoryView(row: DefinitionHistoryRow): z.infer<typeof DefinitionHistoryEntry> {
+  return {
+    id: row.id,
+    job: row.job,
+    version: row.version,
+    before: row.old_config,
+    after: row.new_config,
+    reason: row.reason,
+    actor: { id: row.actor_id, label: row.actor_label },
+    request_id: row.request_id,
+    changed_at: row.changed_at.toISOString(),
   };
 }
 

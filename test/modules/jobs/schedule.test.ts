@@ -56,7 +56,29 @@ test('the registry refuses a bad definition at start-up, naming the job', (t) =>
   t.throws(() => createJobRegistry([{ ...base, name: 'tries', maxAttempts: 0 }]), { message: /tries: maxAttempts/ });
   t.throws(() => createJobRegistry([{ ...base, name: 'sched', schedule: 'soon' }]), { message: /sched: invalid schedule/ });
   t.throws(() => createJobRegistry([{ ...base, name: 'queue', queue: 'Q' }]), { message: /queue: the queue name/ });
+  t.throws(() => createJobRegistry([{ ...base, name: 'floor', minIntervalSeconds: 0 }]), { message: /floor: minIntervalSeconds/ });
+  t.throws(() => createJobRegistry([{ ...base, name: 'below', minIntervalSeconds: 300 }]), { message: /below: the schedule runs 1m apart/ });
   const registry = createJobRegistry([{ ...base, name: 'fine' }]);
   t.is(registry.get('fine')!.queue, 'default');
   t.true(registry.get('fine')!.enabled);
+});
+
+test('the shortest gap between slots: @every is its interval; a cron is looked at within a day and across days', (t) => {
+  const from = at('2026-11-23T12:00:00Z');
+  const gap = (text: string) => parseSchedule(text).shortestGapMs(from, 0) / 1_000;
+  t.is(gap('@every 90s'), 90);
+  t.is(gap('* * * * *'), 60);
+  t.is(gap('*/5 * * * *'), 300);
+  // 23:56, then 00:00 the next day.
+  t.is(gap('*/7 * * * *'), 240);
+  // 23:59, then 00:00 the next day, though the hours are far apart.
+  t.is(gap('0,59 0,23 * * *'), 60);
+  t.is(gap('0,30 9 * * 1-5'), 1_800);
+  t.is(gap('@hourly'), 3_600);
+  t.is(gap('15 4 * * *'), 86_400);
+  // Monday 23:00 to Tuesday 00:00; the days' own gap is 23 h.
+  t.is(gap('0 0,23 * * 1,2'), 3_600);
+  // Only on the 31st and the 1st: 31 December 23:00 to 1 January 01:00 is inside the window.
+  t.is(gap('0 1,23 1,31 * *'), 7_200);
+  t.is(gap('0 0 1 1 *'), Number.POSITIVE_INFINITY);
 });

@@ -87,9 +87,9 @@ test('a request line Node cannot parse gets a problem, not a bare status line', 
   t.like(JSON.parse(answer.body), { status: 400, code: 'bad_request' });
 });
 
-test('headers over the parser limit get 431 headers_too_large as a problem', async (t) => {
+test('headers over the parser limit get 431 request_header_too_large as a problem', async (t) => {
   const answer = await rawGet('/livez', { 'X-Padding': 'x'.repeat(20_000) });
   t.is(answer.status, 431);
   t.regex(answer.type, /^application\/problem\+json/);
-  t.like(JSON.parse(answer.body), { status: 431, code: 'headers_too_large' });
+  t.like(JSON.parse(answer.body), { status: 431, code: 'request_header_too_large' });
 });

@@ -113,3 +113,28 @@ const notifyDefinitionChangedSql = `select pg_notify('${DEFINITIONS_CHANNEL}', $
 export async function notifyDefinitionChanged(tx: Queryable, name: string): Promise<void> {
   await tx.query(notifyDefinitionChangedSql, [name]);
 }
+
+export interface DefinitionHistoryRow {
+  id: string;
+  job: string;
+  version: number;
+  old_config: { enabled: boolean; schedule: string };
+  new_config: { enabled: boolean; schedule: string };
+  reason: string;
+  actor_id: string | null;
+  actor_label: string | null;
+  request_id: string | null;
+  changed_at: Date;
+}
+
+const selectDefinitionHistorySql = `
+select id::text, job, version, old_config, new_config, reason, actor_id, actor_label, request_id, changed_at
+from job_definition_history
+where job = $1 and ($2::bigint is null or id < $2)
+order by id desc
+limit $3`;
+
+/** A job's changes, newest first, in keyset pages on the (job, id desc) index. */
+export async function selectDefinitionHistory(db: Queryable, job: string, beforeId: string | undefined, limit: number): Promise<DefinitionHistoryRow[]> {
+  return (await db.query<DefinitionHistoryRow>(selectDefinitionHistorySql, [job, beforeId ?? null, limit])).rows;
+}
