@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedDatabase, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
@@ -51,6 +51,22 @@ function serverProcesses(dataDir: string): number[] {
   return tree;
 }
 
+/** Signals the server's processes; one that ended since they were listed, or a stopped server, is skipped. */
+function signalServer(dataDir: string, signal: NodeJS.Signals): void {
+  if (!existsSync(join(dataDir, 'postgres', 'postmaster.pid'))) {
+    return;
+  }
+  for (const pid of serverProcesses(dataDir)) {
+    try {
+      process.kill(pid, signal);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') {
+        throw error;
+      }
+    }
+  }
+}
+
 export async function startStoppableDatabase(prepare: (pool: InstrumentedPool) => Promise<void> = async () => undefined): Promise<StoppableDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'backplane-stoppable-'));
   // As root the server runs as the postgres user, which must be able to enter this folder.
@@ -71,14 +87,10 @@ export async function startStoppableDatabase(prepare: (pool: InstrumentedPool) =
       server = await openEmbeddedDatabase({ dataDir, fast: true, port });
     },
     freeze() {
-      for (const pid of serverProcesses(dataDir)) {
-        process.kill(pid, 'SIGSTOP');
-      }
+      signalServer(dataDir, 'SIGSTOP');
     },
     thaw() {
-      for (const pid of serverProcesses(dataDir)) {
-        process.kill(pid, 'SIGCONT');
-      }
+      signalServer(dataDir, 'SIGCONT');
     },
     async remove() {
       await server.stop().catch(() => undefined);
