@@ -52,6 +52,17 @@ function serverProcesses(dataDir: string): number[] {
   return tree;
 }
 
+/** Signals pid unless it has ended since serverProcesses listed it (a backend closing). */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') {
+      throw error;
+    }
+  }
+}
+
 export async function startStoppableDatabase(prepare: (pool: InstrumentedPool) => Promise<void> = async () => undefined): Promise<StoppableDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'backplane-stoppable-'));
   // As root the server runs as the postgres user, which must be able to enter this folder.
@@ -73,12 +84,12 @@ export async function startStoppableDatabase(prepare: (pool: InstrumentedPool) =
     },
     freeze() {
       for (const pid of serverProcesses(dataDir)) {
-        process.kill(pid, 'SIGSTOP');
+        signal(pid, 'SIGSTOP');
       }
     },
     thaw() {
       for (const pid of serverProcesses(dataDir)) {
-        process.kill(pid, 'SIGCONT');
+        signal(pid, 'SIGCONT');
       }
     },
     async remove() {
