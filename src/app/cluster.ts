@@ -7,7 +7,7 @@ import { migrateUp } from '../platform/db/migrations.ts';
 import { createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import type { Config } from './config.ts';
-import { openDatabase } from './database.ts';
+import { type DatabaseHandle, checkServerVersion, openDatabase } from './database.ts';
 import { openSecretBox } from './encryptionKey.ts';
 import { checkListenAddress } from './listenAddress.ts';
 import { watchLiveness } from './liveness.ts';
@@ -46,9 +46,10 @@ function supervisionMetrics() {
   };
 }
 
-async function migrate(url: string, logger: Logger): Promise<void> {
-  const pool = createPool({ connectionString: url, max: 2, applicationName: 'backplane-migrate' });
+async function migrate(database: DatabaseHandle, logger: Logger): Promise<void> {
+  const pool = createPool({ connectionString: database.url, max: 2, applicationName: 'backplane-migrate' });
   try {
+    await checkServerVersion(pool, database.description);
     const applied = await migrateUp(pool);
     logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
     // The retention job keeps them ahead too; starting here covers a job disabled or not yet run.
@@ -81,7 +82,7 @@ export async function runPrimary(config: Config): Promise<void> {
   const metrics = supervisionMetrics();
   const database = await openDatabase(config, logger);
   logger.info(`using ${database.description}`);
-  await migrate(database.url, logger);
+  await migrate(database, logger);
   database.supervise({
     died: () => logger.error('embedded PostgreSQL died; restarting it'),
     restarting: (attempt, delayMs, error) =>

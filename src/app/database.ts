@@ -1,6 +1,10 @@
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { type SupervisionEvents, openEmbeddedDatabase } from '../platform/db/embedded.ts';
-import type { Config } from './config.ts';
+import { type Config, ConfigError } from './config.ts';
+
+/** The oldest PostgreSQL Backplane runs on, as `server_version_num` (ADR 0091). */
+export const MIN_SERVER_VERSION_NUM = 140000;
 
 export interface DatabaseHandle {
   url: string;
@@ -29,4 +33,23 @@ export async function openDatabase(config: Config, logger?: Logger): Promise<Dat
     release: () => embedded.stop(),
     supervise: (events) => embedded.supervise(events),
   };
+}
+
+/** Anything that runs a plain query: a pool, a client, or a test's stand-in. */
+export interface VersionSource {
+  query<R extends pg.QueryResultRow>(text: string): Promise<{ rows: R[] }>;
+}
+
+/**
+ * Refuses, with one line, a server older than PostgreSQL 14 before anything is migrated or
+ * started: on older servers statements fail at run time, some (the limiter's) only quietly.
+ */
+export async function checkServerVersion(db: VersionSource, description: string): Promise<void> {
+  const result = await db.query<{ num: string; version: string }>(
+    `select current_setting('server_version_num') as num, current_setting('server_version') as version`,
+  );
+  const { num, version } = result.rows[0]!;
+  if (Number(num) < MIN_SERVER_VERSION_NUM) {
+    throw new ConfigError(`the database (${description}) runs PostgreSQL ${version}; Backplane needs PostgreSQL 14 or newer`);
+  }
 }

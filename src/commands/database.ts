@@ -1,5 +1,5 @@
 import { loadConfig } from '../app/config.ts';
-import { openDatabase } from '../app/database.ts';
+import { checkServerVersion, openDatabase } from '../app/database.ts';
 import { migrateUp } from '../platform/db/migrations.ts';
 import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
 
@@ -12,6 +12,7 @@ export async function withDatabase<T>(work: (pool: InstrumentedPool) => Promise<
   const database = await openDatabase(config);
   const pool = createPool({ connectionString: database.url, max: 2, applicationName: 'backplane-cli' });
   try {
+    await checkServerVersion(pool, database.description);
     if (options.migrate) {
       await migrateUp(pool);
     }

