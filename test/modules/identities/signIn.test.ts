@@ -13,7 +13,10 @@ let provider: TestProvider;
 test.before(async () => {
   provider = await startTestProvider('acme');
 });
-const app = useInstances(test, { env: () => ({ APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]), APP_PUBLIC_URL: PUBLIC_URL }) });
+// No job workers: the revocation job would empty the queue whose growth these tests count.
+const app = useInstances(test, {
+  env: () => ({ APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]), APP_PUBLIC_URL: PUBLIC_URL, APP_JOB_WORKERS: '0' }),
+});
 test.after.always(() => provider?.stop());
 
 const queued = async () => (await app.db.pool.query<{ n: number }>('select count(*)::int as n from auth_token_revocations')).rows[0]!.n;
