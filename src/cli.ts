@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError } from './app/config.ts';
-import { AppError } from './platform/http/errors.ts';
+import { AppError } from './platform/errors.ts';
 import { type Flags, UsageError, parseArgs } from './commands/args.ts';
 
 const USAGE = `usage: backplane <command>

@@ -1,4 +1,4 @@
-import { type JobContext, type JobDefinition, defineJob } from '../jobs/index.ts';
+import { type JobContext, type JobDefinition, defineJob } from '../../platform/jobs.ts';
 import { RetentionRunError } from './errors.ts';
 import { RETENTION_JOB, RETENTION_KINDS, type RetentionKind } from './kinds.ts';
 import type { RetentionJobDeps } from './ports.ts';
