@@ -12,7 +12,7 @@ import { createJobsModule } from '../modules/jobs/index.ts';
 import { maintenanceMode, maintenanceStatuses, registerMaintenanceMetrics } from '../modules/maintenance/index.ts';
 import { type RateLimitSettings, createRateLimitModule } from '../modules/ratelimit/index.ts';
 import { trackInstance } from '../modules/releases/index.ts';
-import { RETENTION_KINDS, createRetentionModule } from '../modules/retention/index.ts';
+import { createRetentionModule } from '../modules/retention/index.ts';
 import { createSettingsModule, settingsStatuses } from '../modules/settings/index.ts';
 import { withDatabaseDeadline } from '../platform/db/deadline.ts';
 import { createNotificationListener } from '../platform/db/listener.ts';
@@ -33,7 +33,7 @@ import { providerSignIn, canStillSignIn, identifyCaller, identityAccounts } from
 import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
 import { openSecretBox } from './encryptionKey.ts';
 import { RATE_LIMIT_CONNECTIONS, openRateLimitPool, settingsRateLimits, signInAttempts } from './rateLimits.ts';
-import { auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
+import { RETENTION_TARGETS, auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import { createRoutes } from './routes.ts';
 
 /** The database probes of /readyz and /ops/system give up after 2 s (their own bound) of waiting. */
@@ -118,7 +118,7 @@ export async function startInstance(
     registry,
     logger,
     // An instance that runs jobs keeps a thread with the retention tasks loaded: a run starts deleting at once.
-    preload: config.jobWorkers > 0 ? RETENTION_KINDS.map((kind) => kind.task) : [],
+    preload: config.jobWorkers > 0 ? RETENTION_TARGETS.map((target) => target.task) : [],
   });
   const keyText = encryptionKeyText(config);
   const identities = createIdentitiesModule({
@@ -149,11 +149,12 @@ export async function startInstance(
   const migrationFiles = listMigrationFiles();
   const latestMigration = Math.max(0, ...migrationFiles.map((file) => file.version));
   const retention = createRetentionModule({
+    targets: RETENTION_TARGETS,
     pool,
     connectionString: config.databaseUrl,
     settings: retentionSettings(settings.reader),
-    // Called only once the jobs module below exists: when a run starts or the overview is asked for.
-    jobStatus: () => retentionJobStatus(jobs.service),
+    // Called only once the jobs module below exists: when the overview is asked for.
+    jobStatus: (db) => retentionJobStatus(jobs.service, db),
     ensureAuditEventPartitions: () => ensureAuditEventPartitions(pool),
     recordPurge: auditRetentionPurge,
   });

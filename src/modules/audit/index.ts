@@ -10,5 +10,6 @@ export {
   selectExpiredAuditPartitions,
 } from './purge.ts';
 export { ensureAuditEventPartitions, PARTITION_MONTHS_AHEAD } from './partitions.ts';
+export { auditEventsAging } from './aging.ts';
 export { auditRoutes } from './routes.ts';
 export { auditStatuses } from './errors.ts';

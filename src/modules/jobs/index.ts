@@ -16,6 +16,8 @@ export { describeJob, type JobStatus } from './jobStatus.ts';
 export type { JobDefinitionChangeEvent, JobsServiceDeps, RecordJobDefinitionChange } from './ports.ts';
 export { jobsRoutes } from './routes.ts';
 export { purgeDefinitionHistory, purgeFinishedRuns } from './store/purge.ts';
+export { jobDefinitionHistoryAging, jobRunsAging } from './aging.ts';
+export { jobEnabled } from './store/enabled.ts';
 
 export interface JobsModuleDeps {
   pool: pg.Pool;

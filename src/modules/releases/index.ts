@@ -2,3 +2,4 @@ export { trackInstance, type InstanceTracker } from './heartbeat.ts';
 export { releasesRoutes } from './routes.ts';
 export type { InstanceRecord } from './store.ts';
 export { purgeReleaseInstances } from './purge.ts';
+export { releaseInstancesAging } from './aging.ts';

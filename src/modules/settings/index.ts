@@ -9,10 +9,11 @@ export { settingsRoutes } from './routes.ts';
 export { settingsStatuses } from './errors.ts';
 export type { SettingsReader } from './reader.ts';
 export { changeSettings, type SettingsService, type RecordSettingAudit, type ChangeContext, type SettingChange } from './service.ts';
-export { SETTINGS, type SettingName } from './registry.ts';
+export { SETTINGS, type SettingName, type DurationSettingName } from './registry.ts';
 export { SETTINGS_CHANNEL } from './cache.ts';
 export { formatDurationSeconds } from './durations.ts';
 export { purgeSettingsHistory } from './purge.ts';
+export { settingsHistoryAging } from './aging.ts';
 
 export interface SettingsModuleDeps {
   pool: pg.Pool;
