@@ -48,6 +48,7 @@ export async function describeRetention(deps: RetentionServiceDeps): Promise<z.i
         cutoff: age.cutoff.toISOString(),
         oldest: iso(age.oldest),
         past_cutoff: age.pastCutoff,
+        past_cutoff_estimated: age.pastCutoffEstimated,
         last_run: job.lastRun
           ? {
               id: job.lastRun.id,
