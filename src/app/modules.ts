@@ -18,7 +18,7 @@ import type { Config } from './config.ts';
 import { encryptionKeyText, openSecretBox } from './encryptionKey.ts';
 import { canStillSignIn, identityAccounts, providerSignIn } from './identities.ts';
 import { RATE_LIMIT_CONNECTIONS, settingsRateLimits, signInAttempts } from './rateLimits.ts';
-import { auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
+import { RETENTION_TARGETS, auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import type { Platform } from './platform.ts';
 import { testJobDefinitions } from './testJobs.ts';
 import { hostname } from 'node:os';
@@ -151,10 +151,11 @@ export async function createModules(config: Config, platform: Platform, options:
     // The retention job reads its own status from the jobs module, created after it (its jobs go there).
     const jobsCreated: { service?: Awaited<ReturnType<typeof jobsModule.create>>['api']['service'] } = {};
     await add(retentionModule, {
+      targets: RETENTION_TARGETS,
       pool,
       connectionString: config.databaseUrl!,
       settings: retentionSettings(settings.reader),
-      jobStatus: () => retentionJobStatus(jobsCreated.service!),
+      jobStatus: (db) => retentionJobStatus(jobsCreated.service!, db),
       ensureAuditEventPartitions: () => ensureAuditEventPartitions(pool),
       recordPurge: auditRetentionPurge,
     });

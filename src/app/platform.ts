@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import client from 'prom-client';
 import type { Logger } from 'pino';
-import { RETENTION_KINDS } from '../modules/retention/index.ts';
 import { type NotificationListener, createNotificationListener } from '../platform/db/listener.ts';
 import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
@@ -11,6 +10,7 @@ import { type TaskPool, createTaskPool } from '../platform/tasks/pool.ts';
 import { type BuildInfo, loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
 import { openRateLimitPool } from './rateLimits.ts';
+import { RETENTION_TARGETS } from './retention.ts';
 
 /** What every module of an instance shares: its identity, logger, connections, metrics and threads. */
 export interface Platform {
@@ -54,7 +54,7 @@ export function openPlatform(config: Config & { databaseUrl: string }, options: 
     registry,
     logger,
     // An instance that runs jobs keeps a thread with the retention tasks loaded: a run starts deleting at once.
-    preload: config.jobWorkers > 0 ? RETENTION_KINDS.map((kind) => kind.task) : [],
+    preload: config.jobWorkers > 0 ? RETENTION_TARGETS.map((target) => target.task) : [],
   });
   return {
     instanceId,

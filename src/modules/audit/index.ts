@@ -17,6 +17,7 @@ export {
   selectExpiredAuditPartitions,
 } from './purge.ts';
 export { ensureAuditEventPartitions, PARTITION_MONTHS_AHEAD } from './partitions.ts';
+export { auditEventsAging } from './aging.ts';
 export { auditStatuses } from './errors.ts';
 
 /** The audit log: every module records its events through `api.recordAudit`, in its own transaction. */

@@ -20,6 +20,8 @@ export type { JobsServiceDeps } from './ports.ts';
 export { changeDefinition } from './changeDefinition.ts';
 export { requestRun } from './requestRun.ts';
 export { purgeDefinitionHistory, purgeFinishedRuns } from './store/purge.ts';
+export { jobDefinitionHistoryAging, jobRunsAging } from './aging.ts';
+export { jobEnabled } from './store/enabled.ts';
 
 export interface JobsNeeds {
   pool: pg.Pool;

@@ -35,3 +35,4 @@ export const releasesModule = defineModule({
     };
   },
 });
+export { releaseInstancesAging } from './aging.ts';

@@ -5,10 +5,9 @@ import { retentionJob } from './job.ts';
 import type { RetentionJobDeps, RetentionServiceDeps } from './ports.ts';
 
 export { retentionStatuses } from './errors.ts';
-export { RETENTION_JOB, RETENTION_KINDS, type RetentionSetting } from './kinds.ts';
+export { RETENTION_JOB, RETENTION_ORDER } from './kinds.ts';
 export { DEFAULT_BATCH_BOUNDS } from './job.ts';
-export type { RetentionJobDeps, RetentionJobStatus, RetentionPurgeEvent, RetentionServiceDeps, RetentionSettings } from './ports.ts';
-export type { BatchBounds } from './tasks/batches.ts';
+export type { RetentionJobDeps, RetentionJobStatus, RetentionPurged, RetentionServiceDeps, RetentionSettings } from './ports.ts';
 
 export type RetentionNeeds = RetentionJobDeps & Omit<RetentionServiceDeps, 'queryTimeoutMs'>;
 
@@ -20,7 +19,13 @@ export const retentionModule = defineModule({
   create(needs: RetentionNeeds) {
     return {
       api: {},
-      routeDeps: { pool: needs.pool, settings: needs.settings, jobStatus: needs.jobStatus, queryTimeoutMs: 5_000 } satisfies RetentionServiceDeps,
+      routeDeps: {
+        targets: needs.targets,
+        pool: needs.pool,
+        settings: needs.settings,
+        jobStatus: needs.jobStatus,
+        queryTimeoutMs: 5_000,
+      } satisfies RetentionServiceDeps,
       jobs: [retentionJob(needs)],
     };
   },

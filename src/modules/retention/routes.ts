@@ -14,8 +14,8 @@ export const retentionRoutes = [
     summary: 'Retention of each kind of data: its setting, the enforcing job, the oldest row and the rows past the cutoff',
     description:
       'Retention periods are runtime settings (`audit.retention`, `ops.history_retention`, `releases.instance_retention`), changed with ' +
-      'PUT /ops/settings/{name}; the daily `retention` job applies their live values. The counts are exact, bounded by 5 s ' +
-      '(503 `retention_query_timeout`).',
+      'PUT /ops/settings/{name}; the daily `retention` job applies their live values. The counts are exact except whole expired ' +
+      'months of audit events, estimated from the catalogue (`past_cutoff_estimated`); every read is bounded by 5 s (503 `retention_query_timeout`).',
     responses: { 200: RetentionOverview },
     problems: ['retention_query_timeout'],
     handler: ({ deps }) => describeRetention(deps),

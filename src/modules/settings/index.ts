@@ -12,10 +12,11 @@ import { createSettingsService } from './service.ts';
 export { settingsStatuses } from './errors.ts';
 export type { SettingsReader } from './reader.ts';
 export { changeSettings, type SettingsService, type ChangeContext, type SettingChange } from './service.ts';
-export { SETTINGS, type SettingName } from './registry.ts';
+export { SETTINGS, type SettingName, type DurationSettingName } from './registry.ts';
 export { SETTINGS_CHANNEL } from './cache.ts';
 export { formatDurationSeconds } from './durations.ts';
 export { purgeSettingsHistory } from './purge.ts';
+export { settingsHistoryAging } from './aging.ts';
 
 export interface SettingsNeeds {
   pool: pg.Pool;

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { type PurgeConnection, type PurgeInput, type PurgeMeter, type PurgeResult, deleteInBatches, openPurgeConnection, runPurge } from '../../../platform/db/batchedDelete.ts';
 import { PG, pgCode } from '../../../platform/db/pgErrors.ts';
 import { sleep } from '../../../platform/time.ts';
 import {
@@ -8,8 +9,7 @@ import {
   purgeAuditEventBatch,
   selectDetachedAuditPartitions,
   selectExpiredAuditPartitions,
-} from '../../audit/purge.ts';
-import { type PurgeConnection, type PurgeInput, type PurgeMeter, type PurgeResult, deleteInBatches, openPurgeConnection, runPurge } from './batches.ts';
+} from '../purge.ts';
 
 // Detaching a month locks all of audit_events: wait briefly for the lock, or not at all.
 const DETACH_LOCK_TIMEOUT = '100ms';
