@@ -4,6 +4,7 @@ import { dateTime } from '../../platform/http/schemas.ts';
 import { ACTION_PATTERN, ACTOR_KINDS, OUTCOMES } from './record.ts';
 import type { AuditQueries } from './queries.ts';
 import type { StoredAuditEvent } from './store.ts';
+import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 const DAY_MS = 86_400_000;
 const STATS_DEFAULT_DAYS = 7;
@@ -31,7 +32,7 @@ const fromBeforeTo = (query: { from?: Date | undefined; to?: Date | undefined },
 const ListQuery = z
   .object({
     ...filterFields,
-    cursor: z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page').optional(),
+    cursor: PageCursor.optional(),
     limit: z.coerce.number().int().min(1).max(100).default(50),
   })
   .superRefine(fromBeforeTo);
@@ -120,11 +121,11 @@ export const auditRoutes = [
     responses: { 200: z.object({ events: z.array(AuditEvent), next_cursor: z.string().optional() }) },
     problems: ['audit_query_timeout'],
     handler: async ({ query, deps }) => {
-      const rows = await deps.audit.list(filterOf(query), query.cursor, query.limit + 1);
-      const page = rows.slice(0, query.limit);
+      const rows = await deps.audit.list(filterOf(query), query.cursor, rowsForPage(query.limit));
+      const { page, nextCursor } = keysetPage(rows, query.limit);
       return {
         events: page.map(auditEventBody),
-        ...(rows.length > query.limit ? { next_cursor: page.at(-1)!.id } : {}),
+        ...nextCursor,
       };
     },
   }),

@@ -2,10 +2,11 @@ import { z } from 'zod';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { routeDefiner } from '../../platform/http/route.ts';
 import { selectInstances } from './store.ts';
+import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page').optional(),
+  cursor: PageCursor.optional(),
   running: z.enum(['true', 'false']).transform((value) => value === 'true').optional(),
 });
 
@@ -49,9 +50,9 @@ export const releasesRoutes = [
         staleAfterSeconds: 3 * deps.heartbeatSeconds,
         afterId: query.cursor,
         running: query.running,
-        limit: query.limit + 1,
+        limit: rowsForPage(query.limit),
       });
-      const page = rows.slice(0, query.limit);
+      const { page, nextCursor } = keysetPage(rows, query.limit);
       return {
         instances: page.map((row) => ({
           instance_id: row.instance_id,
@@ -67,7 +68,7 @@ export const releasesRoutes = [
           stopped_at: row.stopped_at?.toISOString() ?? null,
           running: row.running,
         })),
-        ...(rows.length > query.limit ? { next_cursor: page.at(-1)!.id } : {}),
+        ...nextCursor,
       };
     },
   }),

@@ -1,35 +1,25 @@
 import type { z } from 'zod';
 import type { TargetAge } from '../../platform/db/aging.ts';
-import { PG, pgCode } from '../../platform/db/pgErrors.ts';
-import { withTransaction } from '../../platform/db/transaction.ts';
+import { boundedRead } from '../../platform/db/boundedRead.ts';
 import { RetentionError } from './errors.ts';
 import { RETENTION_JOB, orderTargets } from './kinds.ts';
 import type { RetentionJobStatus, RetentionServiceDeps } from './ports.ts';
 import type { RetentionOverview } from './schemas.ts';
-import { setStatementTimeout } from './store.ts';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
 /** The job's state and every kind's age, each statement bounded, in one transaction. */
 async function readAges(deps: RetentionServiceDeps): Promise<{ job: RetentionJobStatus; ages: TargetAge[] }> {
-  try {
-    return await withTransaction(deps.pool, async (tx) => {
-      await setStatementTimeout(tx, deps.queryTimeoutMs);
-      const job = await deps.jobStatus(tx);
-      const ages: TargetAge[] = [];
-      for (const target of orderTargets(deps.targets)) {
-        ages.push(await target.age(tx, deps.settings.seconds(target.setting)));
-      }
-      return { job, ages };
-    });
-  } catch (error) {
-    if (pgCode(error) === PG.queryCanceled) {
-      throw new RetentionError('retention_query_timeout', `Counting the rows past their cutoff took longer than ${deps.queryTimeoutMs / 1000} s; try again later.`, {
-        cause: error,
-      });
+  const timedOut = (cause: unknown) =>
+    new RetentionError('retention_query_timeout', `Counting the rows past their cutoff took longer than ${deps.queryTimeoutMs / 1000} s; try again later.`, { cause });
+  return boundedRead(deps.pool, deps.queryTimeoutMs, timedOut, async (tx) => {
+    const job = await deps.jobStatus(tx);
+    const ages: TargetAge[] = [];
+    for (const target of orderTargets(deps.targets)) {
+      ages.push(await target.age(tx, deps.settings.seconds(target.setting)));
     }
-    throw error;
-  }
+    return { job, ages };
+  });
 }
 
 /** Per kind of data: its setting and live value, the enforcing job, the oldest row and how many rows are past the cutoff. */

@@ -9,10 +9,3 @@ order by u.position`;
 export async function selectCutoffs(db: Queryable, seconds: number[]): Promise<Date[]> {
   return (await db.query<{ cutoff: Date }>(selectCutoffsSql, [seconds])).rows.map((row) => row.cutoff);
 }
-
-const setStatementTimeoutSql = `select set_config('statement_timeout', $1, true)`;
-
-/** Bounds every later statement of the transaction. */
-export async function setStatementTimeout(tx: Queryable, ms: number): Promise<void> {
-  await tx.query(setStatementTimeoutSql, [`${ms}ms`]);
-}

@@ -3,11 +3,12 @@ import { changedBy } from '../../platform/caller.ts';
 import { routeDefiner } from '../../platform/http/route.ts';
 import { SettingBody, SettingChangeBody, settingBody, settingChangeBody } from './schemas.ts';
 import { REASON_MAX_LENGTH, type SettingsService } from './service.ts';
+import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 const NameParams = z.object({ name: z.string().min(1).max(200) });
 const ListQuery = z.object({ group: z.string().max(100).optional() });
 const HistoryQuery = z.object({
-  before: z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page').optional(),
+  before: PageCursor.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
 });
 const ChangeBody = z.object({
@@ -59,11 +60,11 @@ export const settingsRoutes = [
     responses: { 200: z.object({ changes: z.array(SettingChangeBody), next_cursor: z.string().optional() }) },
     problems: ['setting_not_found'],
     handler: async ({ params, query, deps }) => {
-      const rows = await deps.settings.history(params.name, query.before, query.limit + 1);
-      const page = rows.slice(0, query.limit);
+      const rows = await deps.settings.history(params.name, query.before, rowsForPage(query.limit));
+      const { page, nextCursor } = keysetPage(rows, query.limit);
       return {
         changes: page.map(settingChangeBody),
-        ...(rows.length > query.limit ? { next_cursor: page.at(-1)!.id } : {}),
+        ...nextCursor,
       };
     },
   }),
