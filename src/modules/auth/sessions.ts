@@ -1,7 +1,7 @@
-import { isIP } from 'node:net';
 import type pg from 'pg';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
+import { normaliseAddress } from '../../platform/http/clientAddress.ts';
 import type { RecordAudit } from '../../platform/audit.ts';
 import { type Caller, type RequestOrigin, actorRef, originOf } from '../../platform/caller.ts';
 import { issueAccessToken } from './accessTokens.ts';
@@ -24,10 +24,7 @@ export interface SessionDeps {
   signingKey: SigningKey;
 }
 
-const clientIp = (address: string) => {
-  const bare = address.replace(/%.*$/, '');
-  return isIP(bare) ? bare : null;
-};
+const clientIp = (address: string) => normaliseAddress(address) ?? null;
 
 async function openSession(
   tx: Queryable,
