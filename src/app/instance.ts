@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import client from 'prom-client';
 import { type AuditEventInput, auditStatuses, createAuditQueries, ensureAuditEventPartitions, recordAuditEvent } from '../modules/audit/index.ts';
 import { createAuthModule, createRoleChanges } from '../modules/auth/index.ts';
+import { browserPages } from '../console/sites.ts';
 import { createReadiness } from '../modules/health/readiness.ts';
 import { registerRuntimeMetrics } from '../modules/health/metrics.ts';
 import { createRuntimeSampler } from '../modules/health/runtimeStats.ts';
@@ -215,6 +216,7 @@ export async function startInstance(
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     requestDeadlineMs: config.requestDeadlineMs,
     draining: () => closingConnections,
+    pages: browserPages(),
     clientAddress: (request) => clientAddress.resolve(request.socket.remoteAddress, request.headers['x-forwarded-for']),
     // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.
     answerEarly: (request) => (maintenanceOn() ? undefined : rateLimits.refuseFromMemory(request)),
