@@ -11,9 +11,10 @@ const WINDOWS = [
 function dayChart(groups) {
   const bars = groups.map((g) => ({ day: g.key, count: g.count }));
   const max = Math.max(1, ...bars.map((b) => b.count));
-  const width = 600;
-  const height = 160;
-  const step = width / bars.length;
+  const height = 120;
+  // A few days draw as narrow bars, not as blocks the width of the page.
+  const step = Math.min(60, 600 / bars.length);
+  const width = Math.max(240, step * bars.length);
   return svg(
     'svg',
     { viewBox: `0 0 ${width} ${height + 20}`, class: 'chart', role: 'img', 'aria-label': 'Audit events per day' },
@@ -31,7 +32,7 @@ function dayChart(groups) {
 const topList = (title, stats) =>
   h(
     'div',
-    { class: 'top' },
+    { class: 'top-list' },
     h('h3', {}, title),
     table(stats.groups.slice(0, 8), [
       ['', (g) => g.key],

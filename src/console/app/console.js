@@ -129,12 +129,19 @@ byId('sign-out').addEventListener('click', async () => {
   showSignIn();
 });
 
-// /console#token=…: the fragment never reaches a server; it is read once, then removed from the address bar and history.
-const fragment = new URLSearchParams(location.hash.slice(1));
-const given = fragment.get('token');
-if (given) {
+/** /console#token=…: the fragment never reaches a server; it is read once, then removed from the address bar and history. */
+function takeFragmentToken() {
+  const token = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (!token) {
+    return false;
+  }
   history.replaceState(null, '', location.pathname + location.search);
-  void begin(given);
-} else if (!currentSession()) {
+  void begin(token);
+  return true;
+}
+
+// A #token= link opened in a tab already showing the console changes only the fragment: no reload.
+window.addEventListener('hashchange', takeFragmentToken);
+if (!takeFragmentToken() && !currentSession()) {
   showSignIn();
 }

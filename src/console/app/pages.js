@@ -2,7 +2,8 @@ import { api, may } from './api.js';
 import { askInDialog, badge, bytes, h, reasonInput, showProblem, table, toast, when } from './ui.js';
 import { auditPage } from './audit.js';
 
-const ok = (status) => badge(status, status === 'ok' || status === 'succeeded' || status === true ? 'good' : 'bad');
+const GOOD = new Set(['ok', 'succeeded', 'running', 'enabled']);
+const ok = (status) => badge(status, GOOD.has(status) ? 'good' : status === 'queued' ? 'info' : 'bad');
 const section = (title, ...content) => h('section', { class: 'card' }, h('h2', {}, title), ...content);
 const denied = (permission) => h('p', { class: 'hint' }, `Your roles do not grant ${permission}.`);
 const facts = (pairs) => h('dl', { class: 'facts' }, pairs.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]));
