@@ -1,5 +1,5 @@
-import test from 'ava';
-import type { Server } from 'node:http';
+import test, { type ExecutionContext } from 'ava';
+import { type Server, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createHttpServer } from '../../src/app/http.ts';
@@ -43,7 +43,7 @@ test.before(async () => {
 
 test.after.always(() => server.close());
 
-const strictPolicy = (t: import('ava').ExecutionContext, response: Response) => {
+const strictPolicy = (t: ExecutionContext, response: Response) => {
   const csp = response.headers.get('content-security-policy') ?? '';
   t.regex(csp, /default-src 'self'/);
   t.regex(csp, /script-src 'self'(;|$)/);
@@ -89,7 +89,6 @@ test('large files go compressed when the client accepts gzip; HEAD has no body',
   const raw = await fetch(`${base}/docs/swagger-ui-bundle.js`, { headers: { 'Accept-Encoding': 'identity' } });
   t.is(raw.headers.get('content-encoding'), null);
   const size = (await raw.arrayBuffer()).byteLength;
-  const { request } = await import('node:http');
   const compressed = await new Promise<{ encoding: string | undefined; length: number }>((resolve, reject) => {
     request(`${base}/docs/swagger-ui-bundle.js`, { headers: { 'Accept-Encoding': 'gzip' } }, (response) => {
       let length = 0;
