@@ -17,7 +17,7 @@ function dayChart(groups) {
   const width = Math.max(240, step * bars.length);
   return svg(
     'svg',
-    { viewBox: `0 0 ${width} ${height + 20}`, class: 'chart', role: 'img', 'aria-label': 'Audit events per day' },
+    { viewBox: `0 0 ${width} ${height + 20}`, width, height: height + 20, class: 'chart', role: 'img', 'aria-label': 'Audit events per day' },
     ...bars.flatMap((bar, i) => {
       const barHeight = Math.round((bar.count / max) * height);
       return [
