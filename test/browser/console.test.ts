@@ -22,7 +22,7 @@ let cluster: TestCluster;
 let browser: Browser;
 let page: Page;
 let errors: string[];
-let admin: { email: string; secret: string };
+let admin: { email: string; secret: string; recoveryCodes: string[] };
 let apiAdmin: TestAccount;
 let viewer: TestAccount;
 
@@ -40,7 +40,8 @@ async function operatorWithTotp(url: string) {
   if (confirmed.status !== 200) {
     throw new Error(`TOTP confirmation answered ${confirmed.status}`);
   }
-  return { email: account.email, secret: started.secret };
+  const { recovery_codes: recoveryCodes } = (await confirmed.json()) as { recovery_codes: string[] };
+  return { email: account.email, secret: started.secret, recoveryCodes };
 }
 
 const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
@@ -256,4 +257,24 @@ browserTest('/docs: the reference lists the operations, with Authorize for a bea
   await docs.screenshot({ path: join(SCREENSHOTS, 'docs.png') });
   await docs.close();
   t.deepEqual(docsErrors, []);
+});
+
+browserTest('a recovery code signs in too; sign out forgets the token and ends the sign-in on the server', async (t) => {
+  await page.goto(`${cluster.url}/console`, { waitUntil: 'load' });
+  await page.type('#password-form [name="email"]', admin.email);
+  await page.type('#password-form [name="password"]', PASSWORD);
+  await page.click('#password-form button[type="submit"]');
+  await page.waitForSelector('#mfa-form:not([hidden])', WAIT);
+  // A recovery code: an authenticator code might fall in the time step the first sign-in spent.
+  await page.type('#mfa-form [name="code"]', admin.recoveryCodes[0]!);
+  await page.click('#mfa-form [name="recovery"]');
+  await page.click('#mfa-form button[type="submit"]');
+  await page.waitForSelector('#nav:not([hidden])', WAIT);
+  const open = async () => Number((await db.pool.query(`select count(*) from sessions s join accounts a on a.id = s.account_id where a.email = $1 and s.revoked_at is null`, [admin.email])).rows[0].count);
+  const before = await open();
+  await page.click('#sign-out');
+  await page.waitForSelector('#password-form:not([hidden])', WAIT);
+  t.true(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
+  await waitFor(async () => ((await open()) === before - 1 ? true : undefined), 15_000, 'the session to be revoked');
+  t.deepEqual(errors, []);
 });

@@ -33,14 +33,37 @@ async function send(method, path, body, token) {
   return { status: response.status, data };
 }
 
-/** Sends with the session's token; on 401 the session is over and `onExpired` is told. */
+let refreshing;
+
+/** Exchanges the refresh token (single use) for a new pair; concurrent callers share one exchange. */
+function refreshTokens(current) {
+  refreshing ??= send('POST', '/auth/token', { refresh_token: current.refreshToken })
+    .then(({ data }) => {
+      current.token = data.access_token;
+      current.refreshToken = data.refresh_token;
+      return true;
+    })
+    .catch(() => false)
+    .finally(() => (refreshing = undefined));
+  return refreshing;
+}
+
+/**
+ * Sends with the session's token. A 401 with a refresh token at hand (a password sign-in) renews the
+ * pair once and retries; otherwise the session is over and `onExpired` is told.
+ */
 export async function api(method, path, body) {
+  const current = session;
   try {
-    return (await send(method, path, body, session?.token)).data;
+    return (await send(method, path, body, current?.token)).data;
   } catch (error) {
-    if (error instanceof ProblemError && error.status === 401 && session) {
-      session.onExpired?.(error);
+    if (!(error instanceof ProblemError && error.status === 401 && current && current === session)) {
+      throw error;
     }
+    if (current.refreshToken && (await refreshTokens(current))) {
+      return (await send(method, path, body, current.token)).data;
+    }
+    current.onExpired?.(error);
     throw error;
   }
 }
@@ -48,27 +71,29 @@ export async function api(method, path, body) {
 /** Password step: tokens, or a challenge for the second factor. */
 export async function signInWithPassword(email, password) {
   const { status, data } = await send('POST', '/auth/sign-in', { email, password });
-  return status === 202 ? { challenge: data.challenge_token } : { token: data.access_token };
+  return status === 202 ? { challenge: data.challenge_token } : { token: data.access_token, refreshToken: data.refresh_token };
 }
 
 export async function signInWithSecondFactor(challenge, code, isRecovery) {
   const body = isRecovery ? { challenge_token: challenge, recovery_code: code } : { challenge_token: challenge, code };
-  return (await send('POST', '/auth/sign-in/mfa', body)).data.access_token;
+  const { data } = await send('POST', '/auth/sign-in/mfa', body);
+  return { token: data.access_token, refreshToken: data.refresh_token };
 }
 
-/** Starts a session with a token: who it belongs to and what it may do. */
-export async function startSession(token, onExpired) {
+/** Starts a session with a token (and its refresh token, after a sign-in): who it belongs to and what it may do. */
+export async function startSession(token, refreshToken, onExpired) {
   const { data: me } = await send('GET', '/auth/me', undefined, token);
-  session = { token, me, permissions: new Set(me.permissions || []), onExpired };
+  session = { token, refreshToken, me, permissions: new Set(me.permissions || []), onExpired };
   return session;
 }
 
 export const may = (permission) => Boolean(session?.permissions.has(permission));
 
+/** Ends the sign-in's session on the server too (its refresh token stops working). */
 export async function signOut() {
-  const token = session?.token;
+  const ended = session;
   endSession();
-  if (token) {
-    await send('POST', '/auth/sign-out', {}, token).catch(() => undefined);
+  if (ended) {
+    await send('POST', '/auth/sign-out', ended.refreshToken ? { refresh_token: ended.refreshToken } : {}, ended.token).catch(() => undefined);
   }
 }

@@ -16,6 +16,7 @@ function showSignIn(message) {
   byId('nav').hidden = true;
   byId('page').hidden = true;
   byId('sign-out').hidden = true;
+  byId('refresh').hidden = true;
   byId('who').textContent = '';
   byId('sign-in').hidden = false;
   byId('password-form').hidden = false;
@@ -57,11 +58,12 @@ function open(page) {
   }
 }
 
-async function begin(token) {
+async function begin(token, refreshToken) {
   try {
-    const session = await startSession(token, () => showSignIn('The session has ended: sign in again.'));
+    const session = await startSession(token, refreshToken, () => showSignIn('The session has ended: sign in again.'));
     byId('sign-in').hidden = true;
     byId('sign-out').hidden = false;
+    byId('refresh').hidden = false;
     byId('who').textContent = `${session.me.email} · ${session.me.roles.join(', ') || 'no roles'}`;
     const pages = PAGES.filter(visible);
     byId('nav').replaceChildren(...pages.map((page) => h('a', { href: `#${page.id}`, 'data-page': page.id, onclick: (event) => (event.preventDefault(), open(page)) }, page.title)));
@@ -92,7 +94,7 @@ byId('password-form').addEventListener('submit', async (event) => {
       byId('mfa-form').elements.code.focus();
       return;
     }
-    await begin(result.token);
+    await begin(result.token, result.refreshToken);
   } catch (error) {
     showProblem(error, byId('sign-in-problem'));
   }
@@ -102,10 +104,10 @@ byId('mfa-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   const form = event.target;
   try {
-    const token = await signInWithSecondFactor(challenge, form.elements.code.value.trim(), form.elements.recovery.checked);
+    const tokens = await signInWithSecondFactor(challenge, form.elements.code.value.trim(), form.elements.recovery.checked);
     form.elements.code.value = '';
     challenge = undefined;
-    await begin(token);
+    await begin(tokens.token, tokens.refreshToken);
   } catch (error) {
     // A spent or expired challenge cannot be retried: start over with the password.
     if (error instanceof ProblemError && error.code === 'invalid_challenge') {
@@ -123,6 +125,8 @@ byId('token-form').addEventListener('submit', async (event) => {
   field.value = '';
   await begin(token);
 });
+
+byId('refresh').addEventListener('click', () => currentPage && void render(currentPage));
 
 byId('sign-out').addEventListener('click', async () => {
   await signOut();
