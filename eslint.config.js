@@ -14,6 +14,17 @@ export default tseslint.config(
     },
   },
   {
+    // The browser pages: plain modern JavaScript served as it is (src/console/sites.ts).
+    files: ['src/console/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'history', 'fetch', 'Node', 'URLSearchParams', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'].map((name) => [name, 'readonly']),
+      ),
+    },
+    rules: { 'no-undef': 'error' },
+  },
+  {
     files: ['test/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },

@@ -1,7 +1,7 @@
 // Compiles src/ to dist/ and records what git says of this build (commit, time, uncommitted changes).
 // An image build has no .git: it passes BUILD_COMMIT and BUILD_TIME (deploy/Dockerfile's build arguments).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,3 +29,7 @@ const info = {
 mkdirSync(join(root, 'dist'), { recursive: true });
 writeFileSync(join(root, 'dist', 'build-info.json'), JSON.stringify(info) + '\n');
 chmodSync(join(root, 'dist', 'cli.js'), 0o755);
+// The browser pages' files are served as they are: tsc compiles only src/console/sites.ts.
+for (const folder of ['app', 'docs']) {
+  cpSync(join(root, 'src', 'console', folder), join(root, 'dist', 'console', folder), { recursive: true });
+}

@@ -9,6 +9,7 @@ import { platformStatuses } from '../platform/http/errors.ts';
 import { databaseUnavailableReason } from '../platform/db/unavailable.ts';
 import { mergeStatusTables, problemOf, problemRenderer } from '../platform/http/problem.ts';
 import { type EarlyAnswer, createRequestFrame } from '../platform/http/requestFrame.ts';
+import { type StaticSite, staticAssets } from '../platform/http/staticAssets.ts';
 import type { BoundRoute } from '../platform/http/route.ts';
 import { type RouteGuard, buildRouter } from '../platform/http/router.ts';
 import type { HttpMetrics } from '../platform/metrics/registry.ts';
@@ -35,6 +36,8 @@ export interface HttpAppOptions {
    * it runs before a body is read, so a refused request never costs its parsing.
    */
   beforeBody?: Koa.Middleware[];
+  /** Browser pages answered from memory before maintenance and the routes (/console, /docs). */
+  pages?: StaticSite[];
 }
 
 /**
@@ -63,6 +66,9 @@ export function createHttpServer(options: HttpAppOptions): Server {
     draining: options.draining,
   });
   app.use(frame.middleware);
+  if (options.pages) {
+    app.use(staticAssets(options.pages));
+  }
   for (const middleware of options.beforeBody ?? []) {
     app.use(middleware);
   }

@@ -1,5 +1,6 @@
 import { type Server } from 'node:http';
 import type client from 'prom-client';
+import { browserPages } from '../console/sites.ts';
 import type { RateLimitSettings } from '../modules/ratelimit/index.ts';
 import { createClientAddressResolver } from '../platform/http/clientAddress.ts';
 import { trackConnections } from '../platform/http/connections.ts';
@@ -54,6 +55,7 @@ export async function startInstance(
     guard: modules.auth.guard,
     statuses: statusTables(),
     metrics: createHttpMetrics(registry),
+    pages: browserPages(),
     bodyLimitBytes: config.bodyLimitBytes,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     requestDeadlineMs: config.requestDeadlineMs,

@@ -6,6 +6,8 @@ import { refreshSession, signOut } from './sessions.ts';
 import { signInWithPassword, signInWithSecondFactor } from './signIn.ts';
 import { findTotp } from './store/mfa.ts';
 import { findAccountById, listAccountRoles } from './store/accounts.ts';
+import { loadAccountGrants } from './store/roles.ts';
+import { PERMISSIONS, grants } from './permissions.ts';
 
 export const Tokens = z.object({
   access_token: z.string(),
@@ -55,9 +57,9 @@ export const signInRoutes = [
     responses: { 200: Tokens },
     problems: ['invalid_challenge', 'invalid_mfa', 'account_locked', 'too_many_attempts', 'rate_limited'],
     handler: async ({ body, origin, deps }) => {
-    const { result, headers } = await signInWithSecondFactor(deps.signIn, body, origin);
-    return reply(result, { headers });
-  },
+      const { result, headers } = await signInWithSecondFactor(deps.signIn, body, origin);
+      return reply(result, { headers });
+    },
   }),
   defineRoute({
     method: 'POST',
@@ -91,19 +93,28 @@ export const signInRoutes = [
     tag: 'auth',
     summary: 'The signed-in account and how this token was obtained',
     responses: {
-      200: z.object({ id: z.string(), email: z.string(), roles: z.array(z.string()), methods: z.array(z.string()), totp_enabled: z.boolean() }),
+      200: z.object({
+        id: z.string(),
+        email: z.string(),
+        roles: z.array(z.string()),
+        permissions: z.array(z.string()).describe('Permissions its roles grant (ops ones also need a second factor while auth.ops_require_mfa is on)'),
+        methods: z.array(z.string()),
+        totp_enabled: z.boolean(),
+      }),
     },
     handler: async ({ caller: { actor }, deps }) => {
-      const [account, roles, totp] = await Promise.all([
+      const [account, roles, entries, totp] = await Promise.all([
         findAccountById(deps.signIn.pool, actor.id),
         listAccountRoles(deps.signIn.pool, actor.id),
+        loadAccountGrants(deps.signIn.pool, actor.id),
         findTotp(deps.signIn.pool, actor.id),
       ]);
       // Deleted or locked within the second before every instance knows it (ADR 0064).
       if (!account || account.lockedAt) {
         throw unauthenticated('The session or the account of this token has ended.');
       }
-      return { id: actor.id, email: account.email, roles, methods: actor.methods, totp_enabled: totp?.confirmed ?? false };
+      const permissions = PERMISSIONS.filter((permission) => entries.some((entry) => grants(entry, permission)));
+      return { id: actor.id, email: account.email, roles, permissions, methods: actor.methods, totp_enabled: totp?.confirmed ?? false };
     },
   }),
 ];

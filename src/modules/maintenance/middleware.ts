@@ -15,7 +15,8 @@ export interface MaintenanceSettings {
 // Served during maintenance so probes keep instances in rotation and operators can sign in and end it.
 const OPEN_PATHS = new Set(['/livez', '/readyz', '/openapi.json', '/docs']);
 const OPEN_PREFIXES = ['/.well-known/', '/ops/'];
-const OPEN_SIGN_IN = new Set(['POST /auth/sign-in', 'POST /auth/sign-in/mfa', 'POST /auth/token']);
+// GET /auth/me: the console learns from it what the operator may do, so it can end maintenance.
+const OPEN_SIGN_IN = new Set(['POST /auth/sign-in', 'POST /auth/sign-in/mfa', 'POST /auth/token', 'GET /auth/me']);
 
 /** Compared as the router matches: case-insensitive, one trailing slash ignored. */
 export function isOpenDuringMaintenance(method: string, path: string): boolean {

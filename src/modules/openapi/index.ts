@@ -1,7 +1,6 @@
 import { defineModule } from '../../platform/module.ts';
 import { type OpenApiRouteDeps, openApiRoutes } from './routes.ts';
 
-export { renderDocsPage } from './routes.ts';
 
 /** The API's own description: /openapi.json and the /docs page, built from every module's routes. */
 export const openApiModule = defineModule({

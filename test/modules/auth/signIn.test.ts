@@ -22,7 +22,15 @@ test('a password sign-in returns tokens; /auth/me tells who and how; the event i
   t.regex(String(tokens.refresh_token), /^[A-Za-z0-9_-]{43}$/);
   const who = await me(String(tokens.access_token));
   t.is(who.status, 200);
-  t.deepEqual(await who.json(), { id: account.id, email: account.email, roles: ['ops_viewer'], methods: ['pwd'], totp_enabled: false });
+  t.deepEqual(await who.json(), {
+    id: account.id,
+    email: account.email,
+    roles: ['ops_viewer'],
+    // What the console hides or disables by: ops_viewer's `ops.*.read`, spelled out.
+    permissions: ['ops.system.read', 'ops.releases.read', 'ops.settings.read', 'ops.audit.read', 'ops.jobs.read', 'ops.roles.read'],
+    methods: ['pwd'],
+    totp_enabled: false,
+  });
   // The refresh token is kept only as a hash.
   const stored = await app.db.pool.query(`select count(*)::int as n from sessions where account_id = $1 and token_hash = sha256($2::bytea)`, [account.id, Buffer.from(String(tokens.refresh_token))]);
   t.is(stored.rows[0].n, 1);

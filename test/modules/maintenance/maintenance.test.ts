@@ -15,6 +15,8 @@ const OPEN: Array<[string, string, number]> = [
   ['GET', '/readyz?verbose', 200],
   ['GET', '/openapi.json', 200],
   ['GET', '/docs', 200],
+  ['GET', '/console', 200],
+  ['GET', '/console/console.js', 200],
   ['GET', '/.well-known/jwks.json', 200],
   ['GET', '/ops/system', 200],
   ['GET', '/ops/settings', 200],
@@ -25,6 +27,7 @@ const OPEN: Array<[string, string, number]> = [
   ['POST', '/auth/sign-in', 422],
   ['POST', '/auth/sign-in/mfa', 422],
   ['POST', '/auth/token', 422],
+  ['GET', '/auth/me', 401],
 ];
 
 const call = (method: string, path: string) =>
@@ -35,7 +38,7 @@ test.serial('switched on through PUT /ops/settings: 503 maintenance with the mes
   t.is((await setting('maintenance.retry_after', '2m')).status, 200);
   t.is((await setting('maintenance.enabled', true)).status, 200);
 
-  for (const [method, path] of [['GET', '/products'], ['POST', '/products'], ['DELETE', '/orders/7'], ['GET', '/auth/sign-in'], ['GET', '/auth/me'], ['GET', '/ops'], ['GET', '/']]) {
+  for (const [method, path] of [['GET', '/products'], ['POST', '/products'], ['DELETE', '/orders/7'], ['GET', '/auth/sign-in'], ['POST', '/auth/me'], ['GET', '/ops'], ['GET', '/']]) {
     const response = await call(method!, path!);
     const problem = await assertProblem(t, response, 503, 'maintenance');
     t.is(problem.detail, 'Back at 14:00 UTC.', path);

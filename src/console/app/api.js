@@ -1,0 +1,99 @@
+// The session lives in this module's memory only: nothing is written to storage or cookies.
+let session;
+
+export class ProblemError extends Error {
+  constructor(status, problem) {
+    super(problem.detail || problem.title || `HTTP ${status}`);
+    this.status = status;
+    this.code = problem.code || '';
+    this.problem = problem;
+  }
+}
+
+export const currentSession = () => session;
+
+export function endSession() {
+  session = undefined;
+}
+
+async function send(method, path, body, token) {
+  const headers = { Accept: 'application/json' };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+  }
+  if (token) {
+    headers.Authorization = `Bearer ${token}`;
+  }
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+  const text = await response.text();
+  const data = text ? JSON.parse(text) : undefined;
+  if (!response.ok) {
+    throw new ProblemError(response.status, data || {});
+  }
+  return { status: response.status, data };
+}
+
+let refreshing;
+
+/** Exchanges the refresh token (single use) for a new pair; concurrent callers share one exchange. */
+function refreshTokens(current) {
+  refreshing ??= send('POST', '/auth/token', { refresh_token: current.refreshToken })
+    .then(({ data }) => {
+      current.token = data.access_token;
+      current.refreshToken = data.refresh_token;
+      return true;
+    })
+    .catch(() => false)
+    .finally(() => (refreshing = undefined));
+  return refreshing;
+}
+
+/**
+ * Sends with the session's token. A 401 with a refresh token at hand (a password sign-in) renews the
+ * pair once and retries; otherwise the session is over and `onExpired` is told.
+ */
+export async function api(method, path, body) {
+  const current = session;
+  try {
+    return (await send(method, path, body, current?.token)).data;
+  } catch (error) {
+    if (!(error instanceof ProblemError && error.status === 401 && current && current === session)) {
+      throw error;
+    }
+    if (current.refreshToken && (await refreshTokens(current))) {
+      return (await send(method, path, body, current.token)).data;
+    }
+    current.onExpired?.(error);
+    throw error;
+  }
+}
+
+/** Password step: tokens, or a challenge for the second factor. */
+export async function signInWithPassword(email, password) {
+  const { status, data } = await send('POST', '/auth/sign-in', { email, password });
+  return status === 202 ? { challenge: data.challenge_token } : { token: data.access_token, refreshToken: data.refresh_token };
+}
+
+export async function signInWithSecondFactor(challenge, code, isRecovery) {
+  const body = isRecovery ? { challenge_token: challenge, recovery_code: code } : { challenge_token: challenge, code };
+  const { data } = await send('POST', '/auth/sign-in/mfa', body);
+  return { token: data.access_token, refreshToken: data.refresh_token };
+}
+
+/** Starts a session with a token (and its refresh token, after a sign-in): who it belongs to and what it may do. */
+export async function startSession(token, refreshToken, onExpired) {
+  const { data: me } = await send('GET', '/auth/me', undefined, token);
+  session = { token, refreshToken, me, permissions: new Set(me.permissions || []), onExpired };
+  return session;
+}
+
+export const may = (permission) => Boolean(session?.permissions.has(permission));
+
+/** Ends the sign-in's session on the server too (its refresh token stops working). */
+export async function signOut() {
+  const ended = session;
+  endSession();
+  if (ended) {
+    await send('POST', '/auth/sign-out', ended.refreshToken ? { refresh_token: ended.refreshToken } : {}, ended.token).catch(() => undefined);
+  }
+}

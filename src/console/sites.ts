@@ -1,0 +1,45 @@
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { StaticSite } from '../platform/http/staticAssets.ts';
+
+// Pages load nothing from elsewhere and run no inline code; nothing may frame them (clickjacking).
+const STRICT = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** The files beside this one: in src/ under tsx, in dist/ once built (scripts/build.mjs copies them). */
+const here = import.meta.dirname;
+const swaggerUi = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+
+/** /console (the operations console) and /docs (the API reference, Swagger UI from npm). */
+export function browserPages(): StaticSite[] {
+  const consoleFiles = readdirSync(join(here, 'app')).filter((name) => name !== 'index.html');
+  return [
+    {
+      path: '/console',
+      page: join(here, 'app', 'index.html'),
+      files: Object.fromEntries(consoleFiles.map((name) => [name, join(here, 'app', name)])),
+      contentSecurityPolicy: STRICT,
+    },
+    {
+      path: '/docs',
+      page: join(here, 'docs', 'index.html'),
+      files: {
+        'docs.js': join(here, 'docs', 'docs.js'),
+        'docs.css': join(here, 'docs', 'docs.css'),
+        'swagger-ui-bundle.js': join(swaggerUi, 'swagger-ui-bundle.js'),
+        'swagger-ui.css': join(swaggerUi, 'swagger-ui.css'),
+      },
+      contentSecurityPolicy: STRICT,
+    },
+  ];
+}

@@ -1,0 +1,281 @@
+import test from 'ava';
+import { join } from 'node:path';
+import { Secret, TOTP } from 'otpauth';
+import type { Browser, Page } from 'puppeteer-core';
+import { grantRoleToAccount } from '../../src/modules/auth/service.ts';
+import { SCREENSHOTS, SKIP_REASON, chromiumPath, launchChromium, watchForErrors } from '../support/browser.ts';
+import { type TestCluster, startCluster, waitFor } from '../support/cluster.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { sendJson } from '../support/http.ts';
+import { PASSWORD, accountWithPassword, signIn } from '../support/signIn.ts';
+import { type TestAccount, accountWithToken, bearer } from '../support/tokens.ts';
+
+// Without a browser on the machine every test here is skipped, under a title that says why.
+const browserTest = chromiumPath ? test.serial : test.skip;
+if (!chromiumPath) {
+  test.skip(`console in a browser: ${SKIP_REASON}`, () => undefined);
+}
+
+const WAIT = { timeout: 30_000 };
+let db: TestDatabase;
+let cluster: TestCluster;
+let browser: Browser;
+let page: Page;
+let errors: string[];
+let admin: { email: string; secret: string; recoveryCodes: string[] };
+let apiAdmin: TestAccount;
+let viewer: TestAccount;
+
+/** The code an authenticator app shows, `steps` 30-second steps from now. */
+const codeAt = (secret: string, steps = 0) =>
+  new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: Date.now() + steps * 30_000 });
+
+/** A platform_admin who signs in with a password and TOTP, as an operator does. */
+async function operatorWithTotp(url: string) {
+  const account = await accountWithPassword(db.pool);
+  await grantRoleToAccount(db.pool, account.email, 'platform_admin');
+  const { access_token: token } = (await (await signIn(url, account.email)).json()) as { access_token: string };
+  const started = (await (await sendJson('POST', `${url}/auth/mfa/totp`, {}, bearer(token))).json()) as { secret: string };
+  const confirmed = await sendJson('POST', `${url}/auth/mfa/totp/confirm`, { code: codeAt(started.secret) }, bearer(token));
+  if (confirmed.status !== 200) {
+    throw new Error(`TOTP confirmation answered ${confirmed.status}`);
+  }
+  const { recovery_codes: recoveryCodes } = (await confirmed.json()) as { recovery_codes: string[] };
+  return { email: account.email, secret: started.secret, recoveryCodes };
+}
+
+const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+async function openPage(id: string) {
+  await page.click(`#nav a[data-page="${id}"]`);
+  await page.waitForSelector(`#page[data-loaded="${id}"]`, WAIT);
+}
+
+/** Fills the open dialog's fields and confirms. */
+async function answerDialog(values: Record<string, string>) {
+  await page.waitForSelector('#dialog[open]', WAIT);
+  for (const [name, value] of Object.entries(values)) {
+    await page.$eval(`#dialog-form [name="${name}"]`, (element, text) => ((element as unknown as { value: string }).value = text), value);
+  }
+  await page.click('#dialog-form button[value="ok"]');
+}
+
+/** Waits until an expression, evaluated in the page, is true. */
+const until = (expression: string, on: Page = page) => on.waitForFunction(expression, WAIT);
+const dialogClosed = () => until(`!document.getElementById('dialog').open`);
+const pageText = (text: string) => until(`document.getElementById('page').textContent.includes(${JSON.stringify(text)})`);
+const rowText = (selector: string, text: string) => until(`document.querySelector(${JSON.stringify(selector)})?.textContent === ${JSON.stringify(text)}`);
+
+test.before(async () => {
+  if (!chromiumPath) {
+    return;
+  }
+  db = await createTestDatabase();
+  apiAdmin = await accountWithToken(db.pool, { roles: ['platform_admin'], ttlSeconds: 3_600 });
+  viewer = await accountWithToken(db.pool, { roles: ['ops_viewer'], ttlSeconds: 3_600 });
+  // APP_TEST_JOBS: test_hold runs only when asked, so no scheduled run (at the top of an hour) can refuse the manual one.
+  cluster = await startCluster(db.url, 2, { APP_HEARTBEAT_SECONDS: '1', APP_TEST_JOBS: '1' });
+  admin = await operatorWithTotp(cluster.url);
+  browser = await launchChromium();
+  page = await browser.newPage();
+  errors = watchForErrors(page);
+  await page.setViewport({ width: 1280, height: 800 });
+});
+
+test.after.always(async () => {
+  await browser?.close();
+  await cluster?.stop();
+  await db?.drop();
+});
+
+browserTest('an operator signs in with password and TOTP and sees both instances', async (t) => {
+  await page.goto(`${cluster.url}/console`, { waitUntil: 'load' });
+  await shot('sign-in');
+  await page.type('#password-form [name="email"]', admin.email);
+  await page.type('#password-form [name="password"]', PASSWORD);
+  await page.click('#password-form button[type="submit"]');
+  await page.waitForSelector('#mfa-form:not([hidden])', WAIT);
+  // The code of the next step: the one that confirmed the setup is spent.
+  await page.type('#mfa-form [name="code"]', codeAt(admin.secret, 1));
+  await page.click('#mfa-form button[type="submit"]');
+  await page.waitForSelector('#nav:not([hidden])', WAIT);
+  t.true((await page.$eval('#who', (element) => element.textContent!)).includes(admin.email));
+  await until(`document.querySelectorAll('[data-instance]').length === 2`);
+  await page.waitForSelector('#answering-instance', WAIT);
+  const answering = await page.$eval('#answering-instance', (element) => element.textContent!);
+  const listed = await page.$$eval('[data-instance]', (rows) => rows.map((row) => row.getAttribute('data-instance')));
+  t.true(listed.includes(answering));
+  await shot('instances');
+  t.deepEqual(errors, []);
+});
+
+browserTest('a setting changed with a reason shows in its history; a stale edit shows the version conflict', async (t) => {
+  await openPage('settings');
+  const row = 'tr[data-setting="auth.login_attempts"]';
+  await page.click(`${row} button[data-action="edit"]`);
+  await answerDialog({ value: '7', reason: 'browser test: fewer attempts' });
+  await dialogClosed();
+  await rowText(`${row} code.value`, '7');
+  await page.click(`${row} button[data-action="history"]`);
+  await until(`document.getElementById('history').textContent.includes('browser test: fewer attempts')`);
+  await shot('settings');
+
+  // Someone else changes it meanwhile: the page still holds the version it read.
+  const other = await sendJson('PUT', `${cluster.url}/ops/settings/auth.login_attempts`, { value: 8, reason: 'another operator' }, bearer(apiAdmin.token));
+  t.is(other.status, 200);
+  await page.click(`${row} button[data-action="edit"]`);
+  await answerDialog({ value: '9', reason: 'browser test: stale' });
+  await until(`document.querySelector('#dialog .dialog-problem').textContent.includes('setting_version_conflict')`);
+  await shot('settings-conflict');
+  await page.click('#dialog-form button[value="cancel"]');
+  await dialogClosed();
+  const current = (await (await fetch(`${cluster.url}/ops/settings/auth.login_attempts`, { headers: bearer(apiAdmin.token) })).json()) as { value: number };
+  t.is(current.value, 8);
+  t.deepEqual(errors, []);
+});
+
+browserTest('jobs: run now queues a manual run; disable and enable ask for a reason', async (t) => {
+  await openPage('jobs');
+  const row = 'tr[data-job="test_hold"]';
+  await page.click(`${row} button[data-action="run"]`);
+  await waitFor(
+    async () => {
+      const { rows } = await db.pool.query(`select 1 from job_runs where job = 'test_hold' and trigger = 'manual'`);
+      return rows.length > 0 ? true : undefined;
+    },
+    30_000,
+    'the manual run',
+  );
+  await page.click(`${row} button[data-action="toggle"]`);
+  await answerDialog({ reason: 'browser test: pause the cleanup' });
+  await dialogClosed();
+  await rowText(`${row} button[data-action="toggle"]`, 'Enable');
+  await shot('jobs');
+  await page.click(`${row} button[data-action="toggle"]`);
+  await answerDialog({ reason: 'browser test: resume' });
+  await dialogClosed();
+  await rowText(`${row} button[data-action="toggle"]`, 'Disable');
+  const { rows } = await db.pool.query<{ reason: string }>(`select reason from job_definition_history where job = 'test_hold' order by id`);
+  t.deepEqual(
+    rows.map((r) => r.reason),
+    ['browser test: pause the cleanup', 'browser test: resume'],
+  );
+  t.deepEqual(errors, []);
+});
+
+const rootStatus = async () => (await fetch(`${cluster.url}/`)).status;
+
+browserTest('maintenance: switched on, the console still loads and signs in, and switches it off', async (t) => {
+  await openPage('maintenance');
+  await page.type('#maintenance-form [name="reason"]', 'browser test: deploy');
+  await page.click('#maintenance-form button[type="submit"]');
+  await until(`document.getElementById('maintenance-state')?.textContent.includes('ON')`);
+  await shot('maintenance-on');
+  // Every instance learns it through NOTIFY: wait until both refuse.
+  for (let i = 0; i < 4; i += 1) {
+    await waitFor(async () => ((await rootStatus()) === 503 ? true : undefined), 15_000, 'maintenance on every instance');
+  }
+
+  // A reload forgets the token (memory only); a fragment token signs in again, and leaves the address bar.
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForSelector('#password-form:not([hidden])', WAIT);
+  t.true(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
+  await page.goto(`${cluster.url}/console#token=${apiAdmin.token}`, { waitUntil: 'load' });
+  await page.waitForSelector('#nav:not([hidden])', WAIT);
+  t.false(page.url().includes(apiAdmin.token));
+  await openPage('maintenance');
+  await page.type('#maintenance-form [name="reason"]', 'browser test: deployed');
+  await page.click('#maintenance-form button[type="submit"]');
+  await until(`document.getElementById('maintenance-state')?.textContent.includes('off')`);
+  for (let i = 0; i < 4; i += 1) {
+    await waitFor(async () => ((await rootStatus()) === 404 ? true : undefined), 15_000, 'maintenance off on every instance');
+  }
+  t.deepEqual(errors, []);
+});
+
+browserTest('audit, retention and rate limits pages render', async (t) => {
+  await openPage('audit');
+  await page.waitForSelector('#audit-results svg.chart', WAIT);
+  await pageText('settings.value.changed');
+  await shot('audit');
+  await openPage('retention');
+  await pageText('audit_events');
+  await shot('retention');
+  await openPage('ratelimits');
+  await page.waitForSelector('#ratelimit-state', WAIT);
+  await shot('rate-limits');
+  t.deepEqual(errors, []);
+});
+
+browserTest('at phone width the pages fit the screen (wide tables scroll inside their card)', async (t) => {
+  // Width only: switching isMobile reloads the page, and a reload forgets the token.
+  await page.setViewport({ width: 390, height: 844 });
+  for (const id of ['instances', 'jobs', 'settings', 'audit']) {
+    await openPage(id);
+    if (id === 'audit') {
+      await page.waitForSelector('#audit-results svg.chart', WAIT);
+    }
+    await shot(`phone-${id}`);
+    const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+    t.true(width <= 390, `${id} is ${width} px wide`);
+  }
+  await page.setViewport({ width: 1280, height: 800 });
+});
+
+browserTest('an ops_viewer sees every page but no control that writes', async (t) => {
+  const context = await browser.createBrowserContext();
+  const viewerPage = await context.newPage();
+  const viewerErrors = watchForErrors(viewerPage);
+  await viewerPage.setViewport({ width: 1280, height: 800 });
+  await viewerPage.goto(`${cluster.url}/console#token=${viewer.token}`, { waitUntil: 'load' });
+  await viewerPage.waitForSelector('#nav:not([hidden])', WAIT);
+  t.false(viewerPage.url().includes(viewer.token));
+  const open = async (id: string) => {
+    await viewerPage.click(`#nav a[data-page="${id}"]`);
+    await viewerPage.waitForSelector(`#page[data-loaded="${id}"]`, WAIT);
+  };
+  await open('jobs');
+  t.is(await viewerPage.$$eval('#page button[data-action="run"], #page button[data-action="toggle"]', (buttons) => buttons.length), 0);
+  await open('settings');
+  t.is(await viewerPage.$$eval('#page button[data-action="edit"]', (buttons) => buttons.length), 0);
+  t.true((await viewerPage.$$eval('#page button[data-action="history"]', (buttons) => buttons.length)) > 0);
+  await viewerPage.screenshot({ path: join(SCREENSHOTS, 'viewer-settings.png'), fullPage: true });
+  await open('maintenance');
+  t.is(await viewerPage.$('#maintenance-form'), null);
+  await context.close();
+  t.deepEqual(viewerErrors, []);
+});
+
+browserTest('/docs: the reference lists the operations, with Authorize for a bearer token, under the strict policy', async (t) => {
+  const docs = await browser.newPage();
+  const docsErrors = watchForErrors(docs);
+  await docs.setViewport({ width: 1280, height: 800 });
+  await docs.goto(`${cluster.url}/docs`, { waitUntil: 'load' });
+  await docs.waitForSelector('.opblock', WAIT);
+  await docs.waitForSelector('button.authorize', WAIT);
+  const paths = await docs.$$eval('.opblock-summary-path', (elements) => elements.map((element) => element.textContent));
+  t.true(paths.some((path) => path?.includes('/ops/settings')));
+  await docs.screenshot({ path: join(SCREENSHOTS, 'docs.png') });
+  await docs.close();
+  t.deepEqual(docsErrors, []);
+});
+
+browserTest('a recovery code signs in too; sign out forgets the token and ends the sign-in on the server', async (t) => {
+  await page.goto(`${cluster.url}/console`, { waitUntil: 'load' });
+  await page.type('#password-form [name="email"]', admin.email);
+  await page.type('#password-form [name="password"]', PASSWORD);
+  await page.click('#password-form button[type="submit"]');
+  await page.waitForSelector('#mfa-form:not([hidden])', WAIT);
+  // A recovery code: an authenticator code might fall in the time step the first sign-in spent.
+  await page.type('#mfa-form [name="code"]', admin.recoveryCodes[0]!);
+  await page.click('#mfa-form [name="recovery"]');
+  await page.click('#mfa-form button[type="submit"]');
+  await page.waitForSelector('#nav:not([hidden])', WAIT);
+  const open = async () => Number((await db.pool.query(`select count(*) from sessions s join accounts a on a.id = s.account_id where a.email = $1 and s.revoked_at is null`, [admin.email])).rows[0].count);
+  const before = await open();
+  await page.click('#sign-out');
+  await page.waitForSelector('#password-form:not([hidden])', WAIT);
+  t.true(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
+  await waitFor(async () => ((await open()) === before - 1 ? true : undefined), 15_000, 'the session to be revoked');
+  t.deepEqual(errors, []);
+});
