@@ -2,7 +2,7 @@ import { createPrivateKey } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { type ProxyRange, parseTrustedProxies } from '../platform/http/clientAddress.ts';
-import { type ProviderSpec, parseProviderList } from '../modules/identities/providerConfig.ts';
+import { type ProviderSpec, parseProviderList } from '../modules/identities/index.ts';
 
 /** Everything the service reads from the environment; the only reader of process.env. */
 export interface Config {
