@@ -3,30 +3,100 @@ import { join } from 'node:path';
 import { packageRoot } from '../platform/packageRoot.ts';
 import { API_INFO, apiDocument } from './modules.ts';
 
-type Operation = { summary: string; description?: string; 'x-permission'?: string; security?: unknown[] };
+type JsonSchema = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  enum?: unknown[];
+  const?: unknown;
+  default?: unknown;
+  examples?: unknown[];
+  format?: string;
+  minimum?: number;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+};
+type Parameter = { name: string; in: 'path' | 'query'; required: boolean; schema: JsonSchema & { description?: string } };
+type Operation = {
+  summary: string;
+  description?: string;
+  tags: string[];
+  'x-permission'?: string;
+  security?: unknown[];
+  parameters?: Parameter[];
+  requestBody?: { content: Record<string, { schema: JsonSchema }> };
+};
 
-function postmanCollection(document: { paths: Record<string, Record<string, Operation>> }, version: string): unknown {
-  const items = Object.entries(document.paths).flatMap(([path, operations]) =>
-    Object.entries(operations).map(([method, operation]) => ({
-      name: `${method.toUpperCase()} ${path}`,
-      request: {
-        method: method.toUpperCase(),
-        header: [],
-        url: {
-          raw: `{{base_url}}${path.replace(/\{(\w+)\}/g, ':$1')}`,
-          host: ['{{base_url}}'],
-          path: path.replace(/\{(\w+)\}/g, ':$1').split('/').filter(Boolean),
-        },
-        description: operation.summary,
-        ...(operation.security && operation.security.length > 0 ? {} : { auth: { type: 'noauth' } }),
+/** A value that fits the schema, for a request body someone edits before sending. */
+function sample(schema: JsonSchema): unknown {
+  const first = schema.examples?.[0] ?? schema.default ?? schema.const ?? schema.enum?.[0];
+  if (first !== undefined) {
+    return first;
+  }
+  const variant = schema.anyOf?.[0] ?? schema.oneOf?.[0];
+  if (variant) {
+    return sample(variant);
+  }
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
+  switch (type) {
+    case 'object':
+      return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, sample(property)]));
+    case 'array':
+      return schema.items ? [sample(schema.items)] : [];
+    case 'integer':
+    case 'number':
+      return schema.minimum ?? 0;
+    case 'boolean':
+      return false;
+    case 'string':
+      return schema.format === 'date-time' ? '2026-01-01T00:00:00Z' : '';
+    default:
+      return null;
+  }
+}
+
+function postmanRequest(path: string, method: string, operation: Operation) {
+  const parameters = operation.parameters ?? [];
+  const body = operation.requestBody?.content['application/json']?.schema;
+  const pathParameters = parameters.filter((parameter) => parameter.in === 'path');
+  const query = parameters.filter((parameter) => parameter.in === 'query');
+  const postmanPath = path.replace(/\{(\w+)\}/g, ':$1');
+  return {
+    name: `${method.toUpperCase()} ${path}`,
+    request: {
+      method: method.toUpperCase(),
+      header: body ? [{ key: 'Content-Type', value: 'application/json' }] : [],
+      url: {
+        raw: `{{base_url}}${postmanPath}`,
+        host: ['{{base_url}}'],
+        path: postmanPath.split('/').filter(Boolean),
+        ...(pathParameters.length > 0 ? { variable: pathParameters.map((parameter) => ({ key: parameter.name, value: '', description: parameter.schema.description ?? '' })) } : {}),
+        ...(query.length > 0
+          ? { query: query.map((parameter) => ({ key: parameter.name, value: '', disabled: !parameter.required, description: parameter.schema.description ?? '' })) }
+          : {}),
       },
-    })),
-  );
+      ...(body ? { body: { mode: 'raw', raw: JSON.stringify(sample(body), null, 2), options: { raw: { language: 'json' } } } } : {}),
+      description: operation.summary,
+      ...(operation.security && operation.security.length > 0 ? {} : { auth: { type: 'noauth' } }),
+    },
+  };
+}
+
+/** The collection, one folder per tag; bodies are editable samples of their schema. */
+function postmanCollection(document: { paths: Record<string, Record<string, Operation>> }, version: string): unknown {
+  const folders = new Map<string, unknown[]>();
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const tag = operation.tags[0] ?? 'other';
+      folders.set(tag, [...(folders.get(tag) ?? []), postmanRequest(path, method, operation)]);
+    }
+  }
   return {
     info: { name: `${API_INFO.title} ${version}`, schema: 'https://schema.getpostman.com/json/collection/v2.1.0/collection.json' },
     auth: { type: 'bearer', bearer: [{ key: 'token', value: '{{token}}', type: 'string' }] },
     variable: [{ key: 'base_url', value: 'http://localhost:8080' }, { key: 'token', value: '' }],
-    item: items,
+    item: [...folders].sort(([a], [b]) => a.localeCompare(b)).map(([name, item]) => ({ name, item })),
   };
 }
 

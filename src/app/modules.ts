@@ -3,15 +3,17 @@ import { authModule } from '../modules/auth/index.ts';
 import { healthModule } from '../modules/health/index.ts';
 import { identitiesModule } from '../modules/identities/index.ts';
 import { jobsModule } from '../modules/jobs/index.ts';
-import { maintenanceModule } from '../modules/maintenance/index.ts';
+import { isOpenDuringMaintenance, maintenanceModule } from '../modules/maintenance/index.ts';
 import { openApiModule } from '../modules/openapi/index.ts';
-import { type RateLimitSettings, rateLimitModule } from '../modules/ratelimit/index.ts';
+import { type RateLimitSettings, countsPerAddress, rateLimitModule } from '../modules/ratelimit/index.ts';
 import { releasesModule } from '../modules/releases/index.ts';
 import { retentionModule } from '../modules/retention/index.ts';
 import { settingsModule } from '../modules/settings/index.ts';
 import { ensureAuditEventPartitions } from '../modules/audit/index.ts';
+import { platformStatuses } from '../platform/http/errors.ts';
 import { buildOpenApiDocument } from '../platform/http/openapi.ts';
-import { type BoundRoute, bindRoutes } from '../platform/http/route.ts';
+import { mergeStatusTables } from '../platform/http/problem.ts';
+import { type AnyRoute, type BoundRoute, bindRoutes } from '../platform/http/route.ts';
 import type { JobDefinition } from '../platform/jobs.ts';
 import { type Module, type Started, routesOf } from '../platform/module.ts';
 import type { Config } from './config.ts';
@@ -43,10 +45,17 @@ export const API_INFO = {
   description: 'Operations interface of a clustered Node.js back end: health, settings, jobs, audit, retention, maintenance and sign-in protections.',
 };
 
-/** The OpenAPI document, from the modules' static routes alone (no database, no instance). */
-export const apiDocument = (version: string) => buildOpenApiDocument(routesOf(MODULES), { ...API_INFO, version });
-
 export const statusTables = () => MODULES.map((module) => module.statuses);
+
+/** Codes a route answers before its handler runs: maintenance mode, and the per-address limit on sign-in. */
+const implicitProblems = (route: AnyRoute): string[] => [
+  ...(isOpenDuringMaintenance(route.method, route.path) ? [] : ['maintenance']),
+  ...(countsPerAddress(route.method, route.path) ? ['rate_limited'] : []),
+];
+
+/** The OpenAPI document, from the modules' static routes and status tables alone (no database, no instance). */
+export const apiDocument = (version: string) =>
+  buildOpenApiDocument(routesOf(MODULES), { ...API_INFO, version }, { statuses: mergeStatusTables([platformStatuses, ...statusTables()]), implicitProblems });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each module has its own needs and api
 type AnyStarted = { module: Module<any, any, any>; started: Started<unknown, unknown> };

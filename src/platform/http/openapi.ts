@@ -8,6 +8,25 @@ export interface OpenApiInfo {
   description: string;
 }
 
+/** What the document needs beyond the routes to say every answer an operation can give. */
+export interface OpenApiAnswers {
+  /** Every error code and its status (the platform's and every module's tables, merged). */
+  statuses: Map<string, number>;
+  /** Codes an operation answers outside its handler, e.g. maintenance or the per-address limit. */
+  implicitProblems?: (route: AnyRoute) => string[];
+}
+
+/** Headers that come with an error status, whatever the code. */
+const STATUS_HEADERS: Record<number, JsonObject> = {
+  401: { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } },
+  429: {
+    'Retry-After': { description: 'Seconds until one more request is admitted', schema: { type: 'integer', minimum: 1 } },
+    'RateLimit-Policy': { description: 'The limit that refused: "name";q=<limit>;w=<window seconds>', schema: { type: 'string' } },
+    RateLimit: { description: 'What is left of it: "name";r=<remaining>;t=<seconds until reset>', schema: { type: 'string' } },
+  },
+  503: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } } },
+};
+
 type JsonObject = Record<string, unknown>;
 
 const problemSchema: JsonObject = {
@@ -29,15 +48,6 @@ const problemSchema: JsonObject = {
     },
     request_id: { type: 'string' },
   },
-};
-
-/** Every route that needs the database may answer this; its own 503 codes, if any, are in x-problem-codes. */
-const databaseUnavailable: JsonObject = {
-  description:
-    'database_unavailable: the database refused, failed or did not answer within the request deadline (APP_REQUEST_DEADLINE_SECONDS). ' +
-    'Other 503 codes this operation lists in x-problem-codes use the same shape.',
-  headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } } },
-  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 };
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
@@ -65,58 +75,69 @@ function parameters(route: AnyRoute): JsonObject[] {
   return list;
 }
 
-function responses(route: AnyRoute): JsonObject {
+function responses(route: AnyRoute, codes: string[], answers: OpenApiAnswers): JsonObject {
   const out: JsonObject = {};
   for (const [status, schema] of Object.entries(route.responses)) {
     out[status] = schema
       ? { description: STATUS_CODES[Number(status)] ?? status, content: { 'application/json': { schema: jsonSchema(schema, 'output') } } }
       : { description: STATUS_CODES[Number(status)] ?? status };
   }
-  const problemStatuses = new Set<number>([500]);
-  if (route.body || route.query || route.params) {
-    problemStatuses.add(422);
+  // Each error status with the codes that answer it, from the status tables: the document cannot drift from the server.
+  const byStatus = new Map<number, string[]>([[500, ['internal_error']]]);
+  for (const code of codes) {
+    const status = answers.statuses.get(code);
+    if (status === undefined) {
+      throw new Error(`${route.method} ${route.path} declares ${code}, which no status table maps`);
+    }
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  if (requiresBearer(route)) {
-    problemStatuses.add(401);
-  }
-  if (route.permission) {
-    problemStatuses.add(403);
-  }
-  for (const status of problemStatuses) {
+  for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
     out[String(status)] = {
-      description: STATUS_CODES[status] ?? String(status),
+      description: `${STATUS_CODES[status] ?? status}: ${statusCodes.join(', ')}`,
+      'x-problem-codes': statusCodes,
+      ...(STATUS_HEADERS[status] ? { headers: STATUS_HEADERS[status] } : {}),
       content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
     };
-  }
-  if (needsDatabase(route)) {
-    out['503'] = { $ref: '#/components/responses/DatabaseUnavailable' };
   }
   return out;
 }
 
-/** The codes a route declares, and database_unavailable for every route that needs the database. */
-function problemCodes(route: AnyRoute): string[] {
-  return [...(route.problems ?? []), ...(needsDatabase(route) ? ['database_unavailable'] : [])];
+/**
+ * Every code an operation can answer with: those it declares, those of the platform for what it
+ * takes (a bearer, a permission, input, a JSON body, the database) and the implicit ones.
+ */
+function problemCodes(route: AnyRoute, answers: OpenApiAnswers): string[] {
+  const codes = [
+    ...(requiresBearer(route) ? ['unauthenticated'] : []),
+    ...(route.permission ? ['forbidden', ...(route.permission.startsWith('ops.') ? ['mfa_required'] : [])] : []),
+    ...(route.body ? ['invalid_json', 'request_too_large', 'unsupported_media_type', 'unsupported_content_encoding'] : []),
+    ...(route.body || route.query || route.params ? ['validation_failed'] : []),
+    ...(route.problems ?? []),
+    ...(answers.implicitProblems?.(route) ?? []),
+    ...(needsDatabase(route) ? ['database_unavailable'] : []),
+  ];
+  return [...new Set(codes)];
 }
 
 /** The OpenAPI 3.1 document of the given routes; deterministic, so the committed copy can be diffed. */
-export function buildOpenApiDocument(routes: AnyRoute[], info: OpenApiInfo): JsonObject {
+export function buildOpenApiDocument(routes: AnyRoute[], info: OpenApiInfo, answers: OpenApiAnswers): JsonObject {
   const paths: Record<string, JsonObject> = {};
   const sorted = [...routes].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
   for (const route of sorted) {
+    const codes = problemCodes(route, answers);
     const operation: JsonObject = {
       operationId: `${route.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       tags: [route.tag],
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       ...(route.permission ? { 'x-permission': route.permission } : {}),
-      ...(problemCodes(route).length > 0 ? { 'x-problem-codes': problemCodes(route) } : {}),
+      'x-problem-codes': codes,
       ...(requiresBearer(route) ? { security: [{ bearer: [] }] } : { security: [] }),
       parameters: parameters(route),
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } }
         : {}),
-      responses: responses(route),
+      responses: responses(route, codes, answers),
     };
     paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation };
   }
@@ -127,7 +148,6 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: OpenApiInfo): Jso
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       schemas: { Problem: problemSchema },
-      responses: { DatabaseUnavailable: databaseUnavailable },
     },
   };
 }

@@ -6,6 +6,8 @@ import pino from 'pino';
 import { createHttpServer } from '../../../src/app/http.ts';
 import { DatabaseUnavailableError } from '../../../src/platform/db/deadline.ts';
 import { buildOpenApiDocument } from '../../../src/platform/http/openapi.ts';
+import { platformStatuses } from '../../../src/platform/http/errors.ts';
+import { mergeStatusTables } from '../../../src/platform/http/problem.ts';
 import { type AnyRoute, bindRoutes, defineRoute } from '../../../src/platform/http/route.ts';
 import { assertProblem } from '../../support/problems.ts';
 
@@ -66,10 +68,10 @@ test.serial('an outage is 503 database_unavailable with Retry-After and no drive
 });
 
 test('the document declares the 503 for every route that needs the database, and only for those', (t) => {
-  const document = buildOpenApiDocument(routes, { title: 't', version: '0', description: 'd' }) as any;
-  t.deepEqual(document.paths['/refused'].get.responses['503'], { $ref: '#/components/responses/DatabaseUnavailable' });
+  const document = buildOpenApiDocument(routes, { title: 't', version: '0', description: 'd' }, { statuses: mergeStatusTables([platformStatuses]) }) as any;
+  t.deepEqual(document.paths['/refused'].get.responses['503']['x-problem-codes'], ['database_unavailable']);
   t.deepEqual(document.paths['/refused'].get['x-problem-codes'], ['database_unavailable']);
   t.is(document.paths['/memory'].get.responses['503'], undefined);
-  t.is(document.paths['/memory'].get['x-problem-codes'], undefined);
-  t.truthy(document.components.responses.DatabaseUnavailable.headers['Retry-After']);
+  t.deepEqual(document.paths['/memory'].get['x-problem-codes'], []);
+  t.truthy(document.paths['/refused'].get.responses['503'].headers['Retry-After']);
 });
