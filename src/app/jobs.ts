@@ -1,4 +1,4 @@
-import { recordAuditEvent } from '../modules/audit/index.ts';
+import { foldAuditRollup, recordAuditEvent } from '../modules/audit/index.ts';
 import type { RevocationSummary } from '../modules/identities/index.ts';
 import { type JobBacklog, type JobDefinition, type RecordJobDefinitionChange, defineJob } from '../modules/jobs/index.ts';
 import { cleanupRateLimitBuckets } from '../modules/ratelimit/index.ts';
@@ -31,6 +31,19 @@ export const ratelimitCleanupJob = defineJob({
   },
 });
 
+/** Every minute: keeps the audit statistics' pending deltas few; reads are exact without it, only slower. */
+export const auditRollupJob = defineJob({
+  name: 'audit_rollup',
+  description: 'Folds the counts of newly written and deleted audit events into the hourly rollup',
+  schedule: '@every 1m',
+  minIntervalSeconds: 15,
+  timeoutSeconds: 120,
+  maxAttempts: 1,
+  handler: async ({ db }) => {
+    await foldAuditRollup(db);
+  },
+});
+
 /** Every job of the product: each module contributes its definitions here. */
 export function jobDefinitions(config: Config, modules: JobModules): JobDefinition[] {
   return [
@@ -52,6 +65,7 @@ export function jobDefinitions(config: Config, modules: JobModules): JobDefiniti
       backlog: (db) => modules.identities.readBacklog(db),
     }),
     ratelimitCleanupJob,
+    auditRollupJob,
     modules.retention,
     ...(config.testJobs ? testJobDefinitions() : []),
   ];

@@ -9,6 +9,7 @@ export {
   selectDetachedAuditPartitions,
   selectExpiredAuditPartitions,
 } from './purge.ts';
+export { foldAuditRollup, subtractAuditPartitionFromRollup } from './rollupMaintenance.ts';
 export { ensureAuditEventPartitions, PARTITION_MONTHS_AHEAD } from './partitions.ts';
 export { auditRoutes } from './routes.ts';
 export { auditStatuses } from './errors.ts';

@@ -3,6 +3,7 @@ import { PG, pgCode } from '../../platform/db/pgErrors.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { AuditError } from './errors.ts';
+import { rollupServes, selectRollupDays, selectRollupGroups, wholeHours } from './rollup.ts';
 import {
   type AuditFilter,
   type AuditGroupBy,
@@ -57,13 +58,16 @@ export function createAuditQueries(pool: pg.Pool, options: AuditQueriesOptions =
     },
 
     stats(filter: AuditFilter & { from: Date; to: Date }, groupBy: AuditGroupBy | 'day'): Promise<AuditStats> {
+      const hours = rollupServes(filter) ? wholeHours(filter.from, filter.to) : null;
       return bounded(async (tx) => {
         if (groupBy === 'day') {
-          const days = await selectAuditDays(tx, filter);
+          const days = hours ? await selectRollupDays(tx, filter, hours) : await selectAuditDays(tx, filter);
           const total = days.reduce((sum, day) => sum + day.count, 0);
           return { from: filter.from, to: filter.to, groupBy, total, groups: days, other: 0 };
         }
-        const rows = await selectAuditGroups(tx, filter, groupBy, STATS_TOP_GROUPS);
+        const rows = hours
+          ? await selectRollupGroups(tx, filter, hours, groupBy, STATS_TOP_GROUPS)
+          : await selectAuditGroups(tx, filter, groupBy, STATS_TOP_GROUPS);
         const total = rows[0]?.total ?? 0;
         const shown = rows.reduce((sum, row) => sum + row.count, 0);
         return {
