@@ -8,6 +8,8 @@ export interface ListPosition {
   id: string;
 }
 
+const FIRST_SCAN_ROWS = 1_000;
+
 const AT = (parameter: number) => `('epoch'::timestamptz + $${parameter}::bigint * interval '1 microsecond')`;
 const AT_US = `(extract(epoch from occurred_at) * 1000000)::bigint::text`;
 
@@ -47,31 +49,36 @@ export interface ListedPage {
  * when the bound stops it first, the events found so far and where it stopped.
  */
 export async function selectAuditPage(db: Queryable, filter: AuditFilter, after: ListPosition | null, limit: number, scanRows: number): Promise<ListedPage> {
-  const end = (
-    await db.query<{ at_us: string; id: string }>(selectScanEndSql, [filter.from ?? null, filter.to ?? null, after?.atUs ?? null, after?.id ?? null, scanRows])
-  ).rows[0];
-  const result = await db.query<StoredAuditEvent & { at_us: string }>(selectPageSql, [
-    filter.action ?? null,
-    filter.actionPrefix ?? null,
-    filter.actorKind ?? null,
-    filter.actorId ?? null,
-    filter.resourceType ?? null,
-    filter.resourceId ?? null,
-    filter.outcome ?? null,
-    filter.requestId ?? null,
-    filter.from ?? null,
-    filter.to ?? null,
-    after?.atUs ?? null,
-    after?.id ?? null,
-    end?.at_us ?? null,
-    end?.id ?? null,
-    limit,
-  ]);
-  const stopped = end && result.rows.length < limit;
-  return {
-    rows: result.rows,
-    stoppedAt: stopped ? { atUs: end.at_us, id: end.id, occurredAt: new Date(Number(BigInt(end.at_us) / 1000n)) } : null,
-  };
+  // A short scan first: most pages fill from the newest rows, and finding the 20,000th costs ~50 ms.
+  for (const rows of new Set([Math.min(FIRST_SCAN_ROWS, scanRows), scanRows])) {
+    const end = (
+      await db.query<{ at_us: string; id: string }>(selectScanEndSql, [filter.from ?? null, filter.to ?? null, after?.atUs ?? null, after?.id ?? null, rows])
+    ).rows[0];
+    const result = await db.query<StoredAuditEvent & { at_us: string }>(selectPageSql, [
+      filter.action ?? null,
+      filter.actionPrefix ?? null,
+      filter.actorKind ?? null,
+      filter.actorId ?? null,
+      filter.resourceType ?? null,
+      filter.resourceId ?? null,
+      filter.outcome ?? null,
+      filter.requestId ?? null,
+      filter.from ?? null,
+      filter.to ?? null,
+      after?.atUs ?? null,
+      after?.id ?? null,
+      end?.at_us ?? null,
+      end?.id ?? null,
+      limit,
+    ]);
+    if (!end || result.rows.length >= limit) {
+      return { rows: result.rows, stoppedAt: null };
+    }
+    if (rows === scanRows) {
+      return { rows: result.rows, stoppedAt: { atUs: end.at_us, id: end.id, occurredAt: new Date(Number(BigInt(end.at_us) / 1000n)) } };
+    }
+  }
+  throw new Error('unreachable: the last scan always returns');
 }
 
 /** Where an id-only cursor of the former format stands in the new order, or null once its event is gone. */
