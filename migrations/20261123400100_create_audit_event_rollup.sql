@@ -10,6 +10,17 @@ create table audit_event_rollup (
   primary key (hour, action, outcome, actor_kind, resource_type)
 );
 
+-- The same counts per UTC day, so a 90-day statistic reads 90 days' groups and at most 46 hours'.
+create table audit_event_rollup_daily (
+  day timestamptz not null,
+  action text not null,
+  outcome text not null,
+  actor_kind text not null,
+  resource_type text not null,
+  count bigint not null,
+  primary key (day, action, outcome, actor_kind, resource_type)
+);
+
 -- Every statement that inserts or deletes events appends its counts here, in its own transaction:
 -- insert-only, so concurrent writers never wait on one another's rollup rows, and whatever wrote
 -- the events (the service, bulk SQL, COPY, a restore) is counted when it commits. A job folds these
@@ -53,6 +64,9 @@ create trigger audit_events_default_rollup_subtract after delete on audit_events
 insert into audit_event_rollup (hour, action, outcome, actor_kind, resource_type, count)
 select date_trunc('hour', occurred_at, 'UTC'), action, outcome, actor_kind, resource_type, count(*)
 from audit_events group by 1, 2, 3, 4, 5;
+insert into audit_event_rollup_daily (day, action, outcome, actor_kind, resource_type, count)
+select date_trunc('day', hour, 'UTC'), action, outcome, actor_kind, resource_type, sum(count)
+from audit_event_rollup group by 1, 2, 3, 4, 5;
 
 -- Moves the deltas committed so far into the rollup (those of transactions still open stay for the
 -- next call) and returns how many groups it touched. Takes its turn with the subtraction of a
@@ -61,6 +75,7 @@ create function fold_audit_event_rollup() returns bigint language plpgsql as $$
 declare
   touched bigint;
   emptied timestamptz[];
+  emptied_days timestamptz[];
 begin
   perform pg_advisory_xact_lock(hashtextextended('backplane.audit_event_rollup', 0));
   with moved as (
@@ -73,9 +88,18 @@ begin
     select hour, action, outcome, actor_kind, resource_type, count from summed order by 1, 2, 3, 4, 5
     on conflict (hour, action, outcome, actor_kind, resource_type) do update set count = rollup.count + excluded.count
     returning hour, count
+  ), folded_daily as (
+    insert into audit_event_rollup_daily as rollup (day, action, outcome, actor_kind, resource_type, count)
+    select date_trunc('day', hour, 'UTC'), action, outcome, actor_kind, resource_type, sum(count) from summed
+    group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+    on conflict (day, action, outcome, actor_kind, resource_type) do update set count = rollup.count + excluded.count
+    returning day, count
   )
-  select count(*), array_agg(distinct hour) filter (where count = 0) into touched, emptied from folded;
-  -- Groups whose events were all deleted, by the hours the fold touched: the primary key finds them.
+  select (select count(*) from folded), (select array_agg(distinct hour) filter (where count = 0) from folded),
+         (select array_agg(distinct day) filter (where count = 0) from folded_daily)
+  into touched, emptied, emptied_days;
+  -- Groups whose events were all deleted, by the hours and days the fold touched: the keys find them.
   delete from audit_event_rollup where hour = any(emptied) and count = 0;
+  delete from audit_event_rollup_daily where day = any(emptied_days) and count = 0;
   return touched;
 end $$;

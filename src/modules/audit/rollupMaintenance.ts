@@ -15,10 +15,10 @@ export async function foldAuditRollup(db: Queryable): Promise<number> {
 
 // A monthly partition holds exactly the events of its UTC month, so its counts are the rollup's
 // hours of that month.
-const forgetMonthSql = (table: string) => `
+const forgetMonthSql = (table: string, column: string) => `
 delete from ${table}
-where hour >= to_date(substr($1, 15), 'YYYYMM')::timestamp at time zone 'utc'
-  and hour < (to_date(substr($1, 15), 'YYYYMM') + interval '1 month')::timestamp at time zone 'utc'`;
+where ${column} >= to_date(substr($1, 15), 'YYYYMM')::timestamp at time zone 'utc'
+  and ${column} < (to_date(substr($1, 15), 'YYYYMM') + interval '1 month')::timestamp at time zone 'utc'`;
 
 /**
  * Takes a monthly partition's events out of the rollup. Call it in the transaction that detaches the
@@ -30,6 +30,7 @@ export async function subtractAuditPartitionFromRollup(tx: Queryable, name: stri
     throw new Error(`${name} is not a monthly audit event partition`);
   }
   await tx.query(lockRollupSql);
-  await tx.query(forgetMonthSql('audit_event_rollup'), [name]);
-  await tx.query(forgetMonthSql('audit_event_rollup_deltas'), [name]);
+  await tx.query(forgetMonthSql('audit_event_rollup', 'hour'), [name]);
+  await tx.query(forgetMonthSql('audit_event_rollup_daily', 'day'), [name]);
+  await tx.query(forgetMonthSql('audit_event_rollup_deltas', 'hour'), [name]);
 }

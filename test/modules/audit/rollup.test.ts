@@ -132,7 +132,10 @@ test.serial('retention deletes, partition drops and moves out of the default par
   await assertStatsMatchTable(t);
   const rollupTotal = Number((await db.pool.query('select coalesce(sum(count), 0) as total from audit_event_rollup')).rows[0].total);
   t.is(rollupTotal, Number((await db.pool.query('select count(*) from audit_events')).rows[0].count));
+  const dailyTotal = Number((await db.pool.query('select coalesce(sum(count), 0) as total from audit_event_rollup_daily')).rows[0].total);
+  t.is(dailyTotal, rollupTotal);
   t.is(Number((await db.pool.query('select count(*) from audit_event_rollup where count = 0')).rows[0].count), 0);
+  t.is(Number((await db.pool.query('select count(*) from audit_event_rollup_daily where count = 0')).rows[0].count), 0);
 });
 
 test.serial('a filter the rollup does not hold is counted over the table', async (t) => {
