@@ -23,7 +23,16 @@ const WRITTEN_BY_ANY_REFUSAL = new Set(['ratelimit_buckets']);
 // Failed sign-ins, two-factor attempts and provider callbacks are audited.
 const WRITTEN_BY_AUTH_REFUSAL = new Set(['audit_events']);
 // Written by the instance itself while the test runs, whatever the requests.
-const BACKGROUND = new Set(['job_runs', 'job_consumers', 'release_instances', 'schema_migrations']);
+// The audit rollups follow audit_events (checked above) in the writer's transaction and in the audit_rollup job.
+const BACKGROUND = new Set([
+  'job_runs',
+  'job_consumers',
+  'release_instances',
+  'schema_migrations',
+  'audit_event_rollup',
+  'audit_event_rollup_daily',
+  'audit_event_rollup_deltas',
+]);
 
 const operations = operationsOf(JSON.parse((await renderApiFiles())['openapi.json']!) as Parameters<typeof operationsOf>[0]);
 

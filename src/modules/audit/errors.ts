@@ -2,6 +2,7 @@ import { AppError, type StatusTable } from '../../platform/errors.ts';
 
 export const auditStatuses = {
   audit_query_timeout: 503,
+  audit_cursor_expired: 400,
 } as const satisfies StatusTable;
 
 export type AuditErrorCode = keyof typeof auditStatuses;

@@ -4,6 +4,7 @@ import { auditStatuses } from './errors.ts';
 import { createAuditQueries } from './queries.ts';
 import { recordAuditEvent } from './record.ts';
 import { auditRoutes } from './routes.ts';
+import { auditRollupJob } from './rollupJob.ts';
 
 export { recordAuditEvent, CLI_ACTOR, type AuditEventInput } from './record.ts';
 export { prepareMetadata, isSensitiveKey } from './redaction.ts';
@@ -16,6 +17,7 @@ export {
   selectDetachedAuditPartitions,
   selectExpiredAuditPartitions,
 } from './purge.ts';
+export { foldAuditRollup, subtractAuditPartitionFromRollup } from './rollupMaintenance.ts';
 export { ensureAuditEventPartitions, PARTITION_MONTHS_AHEAD } from './partitions.ts';
 export { auditEventsAging } from './aging.ts';
 export { auditStatuses } from './errors.ts';
@@ -29,6 +31,7 @@ export const auditModule = defineModule({
     return {
       api: { recordAudit: async (...args: Parameters<typeof recordAuditEvent>) => void (await recordAuditEvent(...args)) },
       routeDeps: { audit: createAuditQueries(needs.pool) },
+      jobs: [auditRollupJob],
     };
   },
 });

@@ -2,9 +2,8 @@ import { z } from 'zod';
 import { routeDefiner } from '../../platform/http/route.ts';
 import { dateTime } from '../../platform/http/schemas.ts';
 import { ACTION_PATTERN, ACTOR_KINDS, OUTCOMES } from './record.ts';
-import type { AuditQueries } from './queries.ts';
+import { LIST_CURSOR_PATTERN, LIST_SCAN_ROWS, type AuditQueries } from './queries.ts';
 import type { StoredAuditEvent } from './store.ts';
-import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 const DAY_MS = 86_400_000;
 const STATS_DEFAULT_DAYS = 7;
@@ -32,7 +31,7 @@ const fromBeforeTo = (query: { from?: Date | undefined; to?: Date | undefined },
 const ListQuery = z
   .object({
     ...filterFields,
-    cursor: PageCursor.optional(),
+    cursor: z.string().regex(LIST_CURSOR_PATTERN, 'must be a cursor returned by a previous page').optional(),
     limit: z.coerce.number().int().min(1).max(100).default(50),
   })
   .superRefine(fromBeforeTo);
@@ -115,17 +114,28 @@ export const auditRoutes = [
     path: '/ops/audit',
     permission: 'ops.audit.read',
     tag: 'ops',
-    summary: 'Audit events, newest first, in keyset pages',
-    description: 'Bounded by 5 s: a slower read is 503 `audit_query_timeout`. Reading the log is not itself audited.',
+    summary: 'Audit events, newest first by occurrence, in keyset pages',
+    description:
+      `A request examines at most ${LIST_SCAN_ROWS} events of its window, newest first: when its filters match too few of ` +
+      'them to fill the page, it answers with those found, `scan_stopped_at`, and a `next_cursor` that continues from ' +
+      'where the scan stopped. Bounded by 5 s: a slower read is 503 `audit_query_timeout`. ' +
+      'A bare id from the former cursor format is still accepted, or 400 `audit_cursor_expired` once its event is gone. ' +
+      'Reading the log is not itself audited.',
     query: ListQuery,
-    responses: { 200: z.object({ events: z.array(AuditEvent), next_cursor: z.string().optional() }) },
-    problems: ['audit_query_timeout'],
+    responses: {
+      200: z.object({
+        events: z.array(AuditEvent),
+        next_cursor: z.string().optional().describe('Absent on the last page; present after a stopped scan even with no events'),
+        scan_stopped_at: z.string().optional().describe('The occurred_at where the scan reached its bound; events older than it are not yet examined'),
+      }),
+    },
+    problems: ['audit_query_timeout', 'audit_cursor_expired'],
     handler: async ({ query, deps }) => {
-      const rows = await deps.audit.list(filterOf(query), query.cursor, rowsForPage(query.limit));
-      const { page, nextCursor } = keysetPage(rows, query.limit);
+      const page = await deps.audit.list(filterOf(query), query.cursor, query.limit);
       return {
-        events: page.map(auditEventBody),
-        ...nextCursor,
+        events: page.events.map(auditEventBody),
+        ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}),
+        ...(page.scanStoppedAt ? { scan_stopped_at: page.scanStoppedAt.toISOString() } : {}),
       };
     },
   }),

@@ -67,7 +67,7 @@ const filterValues = (filter: AuditFilter) => [
 ];
 
 // $1…$10 in every statement below; `from` inclusive, `to` exclusive.
-const FILTER_CONDITIONS = `
+export const FILTER_CONDITIONS = `
   ($1::text is null or action = $1)
   and ($2::text is null or starts_with(action, $2))
   and ($3::text is null or actor_kind = $3)

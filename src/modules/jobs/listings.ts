@@ -12,7 +12,7 @@ import { keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 /** Every job defined in code, with the configuration in force and its defaults. */
 export async function listDefinitions(deps: JobsServiceDeps): Promise<z.infer<typeof DefinitionList>> {
   const jobs = deps.jobs.list();
-  const rows = await selectDefinitionRows(deps.pool, jobs.map((job) => job.name));
+  const rows = await withReadTimeout(deps.pool, deps.queryTimeoutMs, (tx) => selectDefinitionRows(tx, jobs.map((job) => job.name)));
   return { definitions: jobs.map((job, index) => definitionView(job, rows[index]!)) };
 }
 
@@ -27,7 +27,7 @@ function knownJob(deps: JobsServiceDeps, name: string): RegisteredJob {
 /** One job defined in code, as the list shows it. */
 export async function getDefinition(deps: JobsServiceDeps, name: string): Promise<z.infer<typeof Definition>> {
   const job = knownJob(deps, name);
-  const [row] = await selectDefinitionRows(deps.pool, [job.name]);
+  const [row] = await withReadTimeout(deps.pool, deps.queryTimeoutMs, (tx) => selectDefinitionRows(tx, [job.name]));
   return definitionView(job, row!);
 }
 

@@ -1,32 +1,33 @@
 import type { Queryable } from '../../platform/db/pool.ts';
 
-// Walks the primary key in batches (tat has no index, so decisions stay HOT updates). A row is
-// gone only once full again, checked under its lock; rows locked by a decision are left for the
-// next run.
-const purgeBatchSql = `
-with doomed as (
-  select key from ratelimit_buckets
-  where key > $1 and tat < statement_timestamp()
-  order by key
-  limit $2
-  for update skip locked
-), gone as (
-  delete from ratelimit_buckets bucket using doomed where bucket.key = doomed.key returning bucket.key
-)
-select count(*)::int as deleted, (select key from doomed order by key desc limit 1) as last_key from gone`;
+const tablePagesSql = `select (pg_relation_size('ratelimit_buckets') / current_setting('block_size')::bigint)::bigint as pages`;
 
-/** The hourly ratelimit_cleanup job: deletes buckets that are full again, in batches; returns how many. */
-export async function cleanupRateLimitBuckets(db: Queryable, options: { batchSize?: number } = {}): Promise<number> {
-  const batchSize = options.batchSize ?? 10_000;
-  let after: Buffer = Buffer.alloc(0);
+// One range of pages in physical order: a TID range scan reads those pages only, so no batch reads
+// the table, and tat needs no index (decisions stay HOT updates). A row is gone only once full
+// again, checked under its lock; rows locked by a decision are left for the next run.
+export const purgeRangeSql = `
+with doomed as (
+  select ctid from ratelimit_buckets
+  where ctid >= $1::tid and ctid < $2::tid and tat < statement_timestamp()
+  for update skip locked
+)
+delete from ratelimit_buckets
+where ctid = any(array(select ctid from doomed)) and tat < statement_timestamp()`;
+
+/** `(page,0)`: the first tuple of a page, as the tid literal the range bounds take. */
+export const pageTid = (page: number): string => `(${page},0)`;
+
+/**
+ * The hourly ratelimit_cleanup job: deletes buckets that are full again, a range of pages at a time
+ * (8 MB by default), over the pages the table had when it started; returns how many.
+ */
+export async function cleanupRateLimitBuckets(db: Queryable, options: { batchPages?: number } = {}): Promise<number> {
+  const batchPages = options.batchPages ?? 1_000;
+  const pages = Number((await db.query<{ pages: string }>(tablePagesSql)).rows[0]!.pages);
   let total = 0;
-  for (;;) {
-    const result = await db.query<{ deleted: number; last_key: Buffer | null }>(purgeBatchSql, [after, batchSize]);
-    const { deleted, last_key: lastKey } = result.rows[0]!;
-    total += deleted;
-    if (!lastKey) {
-      return total;
-    }
-    after = lastKey;
+  for (let first = 0; first < pages; first += batchPages) {
+    const result = await db.query(purgeRangeSql, [pageTid(first), pageTid(first + batchPages)]);
+    total += result.rowCount ?? 0;
   }
+  return total;
 }

@@ -11,6 +11,7 @@ import {
   selectDetachedAuditPartitions,
   selectExpiredAuditPartitions,
 } from '../purge.ts';
+import { subtractAuditPartitionFromRollup } from '../rollupMaintenance.ts';
 
 // Detaching a month locks all of audit_events: wait briefly for the lock, or not at all.
 const DETACH_LOCK_TIMEOUT = '100ms';
@@ -84,6 +85,8 @@ async function detachExpiredMonth(client: pg.ClientBase, name: string, meter: Pu
         transactionOn(client, async () => {
           await client.query(`select set_config('lock_timeout', $1, true)`, [DETACH_LOCK_TIMEOUT]);
           await detachAuditPartition(client, name);
+          // Its events leave the statistics with it, in the same commit.
+          await subtractAuditPartitionFromRollup(client, name);
         }),
       );
       return true;

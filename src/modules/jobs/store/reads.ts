@@ -34,13 +34,14 @@ export interface RunFilter {
   limit: number;
 }
 
+// Ordered by the table's column: a bare `id` would name the output column `id::text` and sort as text.
 const selectRunsSql = `
 select ${RUN_COLUMNS}
-from job_runs
-where ($1::text is null or job = $1)
-  and ($2::text is null or state = $2)
-  and ($3::bigint is null or id < $3)
-order by id desc
+from job_runs r
+where ($1::text is null or r.job = $1)
+  and ($2::text is null or r.state = $2)
+  and ($3::bigint is null or r.id < $3)
+order by r.id desc
 limit $4`;
 
 /** Newest first. */
@@ -49,13 +50,13 @@ export async function selectRuns(db: Queryable, filter: RunFilter): Promise<RunR
   return result.rows;
 }
 
-// Per job, its newest run that has started at least once; walks the (job, id) index backwards.
-const selectLastRunsSql = `
-select j.name as job, r.id::text, r.trigger, r.state, r.attempts, r.error, r.started_at, r.finished_at, r.instance_id
-from unnest($1::text[]) as j(name)
-join lateral (
-  select * from job_runs r where r.job = j.name and r.started_at is not null order by r.id desc limit 1
-) r on true`;
+// Per job, its newest run that has started at least once, from the partial (job, id desc) index in
+// one entry however old that run is. One branch per job with its name as a value the planner sees:
+// behind a join it guesses an average job and walks the primary key backwards through every newer
+// run of the other jobs instead.
+const lastRunBranch = (parameter: number) => `(
+  select r.job, r.id::text, r.trigger, r.state, r.attempts, r.error, r.started_at, r.finished_at, r.instance_id
+  from job_runs r where r.job = $${parameter} and r.started_at is not null order by r.id desc limit 1)`;
 
 export interface LastRunRow {
   job: string;
@@ -70,7 +71,10 @@ export interface LastRunRow {
 }
 
 export async function selectLastRuns(db: Queryable, jobs: string[]): Promise<LastRunRow[]> {
-  return (await db.query<LastRunRow>(selectLastRunsSql, [jobs])).rows;
+  if (jobs.length === 0) {
+    return [];
+  }
+  return (await db.query<LastRunRow>(jobs.map((_, index) => lastRunBranch(index + 1)).join('\nunion all\n'), jobs)).rows;
 }
 
 const selectRecentCountsSql = `
@@ -83,6 +87,7 @@ export async function selectRecentCounts(db: Queryable): Promise<Array<{ job: st
   return (await db.query<{ job: string; state: RunState; count: number }>(selectRecentCountsSql)).rows;
 }
 
+// Served by the partial index on (queue, state) of queued and running runs: never the finished ones.
 const selectQueueLoadSql = `
 select queue, state, count(*)::int as count
 from job_runs
@@ -104,17 +109,14 @@ export async function selectLiveConsumers(db: Queryable): Promise<Array<{ instan
 }
 
 
-// Per job, when its latest success and failure finished among its last 1000 runs: walks the (job, id)
-// index backwards, so a job that never fails costs 1000 index entries, not its whole history.
-const selectLastFinishesSql = `
-select j.name as job,
-       max(r.finished_at) filter (where r.state = 'succeeded') as last_success,
-       max(r.finished_at) filter (where r.state = 'failed') as last_failure
-from unnest($1::text[]) as j(name)
-left join lateral (
-  select r.state, r.finished_at from job_runs r where r.job = j.name order by r.id desc limit 1000
-) r on true
-group by j.name`;
+// Per job, when its latest success and failure finished among its last 1000 runs, through the (job,
+// id) index, so a job that never fails costs 1000 index entries, not its whole history. One branch
+// per job with its name as a value the planner sees, as for the last runs above.
+const lastFinishBranch = (parameter: number) => `(
+  select $${parameter}::text as job,
+         max(r.finished_at) filter (where r.state = 'succeeded') as last_success,
+         max(r.finished_at) filter (where r.state = 'failed') as last_failure
+  from (select state, finished_at from job_runs where job = $${parameter} order by id desc limit 1000) r)`;
 
 export interface LastFinishRow {
   job: string;
@@ -123,5 +125,8 @@ export interface LastFinishRow {
 }
 
 export async function selectLastFinishes(db: Queryable, jobs: string[]): Promise<LastFinishRow[]> {
-  return (await db.query<LastFinishRow>(selectLastFinishesSql, [jobs])).rows;
+  if (jobs.length === 0) {
+    return [];
+  }
+  return (await db.query<LastFinishRow>(jobs.map((_, index) => lastFinishBranch(index + 1)).join('\nunion all\n'), jobs)).rows;
 }

@@ -1,0 +1,88 @@
+// GET /ops/audit in (occurred_at, id) order with a bound on the rows one request examines (ADR 0054).
+import type { Queryable } from '../../platform/db/pool.ts';
+import { type AuditFilter, FILTER_CONDITIONS, type StoredAuditEvent } from './store.ts';
+
+/** A place in the (occurred_at desc, id desc) order: occurred_at in microseconds since the epoch, and the id. */
+export interface ListPosition {
+  atUs: string;
+  id: string;
+}
+
+const FIRST_SCAN_ROWS = 1_000;
+
+const AT = (parameter: number) => `('epoch'::timestamptz + $${parameter}::bigint * interval '1 microsecond')`;
+const AT_US = `(extract(epoch from occurred_at) * 1000000)::bigint::text`;
+
+// Ordered by the table's columns: a bare `id` would name the output column `id::text` and sort as text.
+// The row `$5` rows into the window below the cursor, in time order: the last one the page may examine.
+const selectScanEndSql = `
+select ${AT_US} as at_us, id::text
+from audit_events
+where ($1::timestamptz is null or occurred_at >= $1)
+  and ($2::timestamptz is null or occurred_at < $2)
+  and ($3::bigint is null or (occurred_at <= ${AT(3)} and (occurred_at, id) < (${AT(3)}, $4::bigint)))
+order by audit_events.occurred_at desc, audit_events.id desc
+offset $5 - 1 limit 1`;
+
+// The page: filtered rows between the cursor (exclusive) and the scan's end (inclusive), so the
+// filter's own index or the time range serves it, whichever the planner finds narrower.
+const selectPageSql = `
+select id::text, occurred_at, recorded_at, actor_kind, actor_id, actor_label, action, resource_type, resource_id,
+       outcome, request_id, host(client_ip) as client_ip, user_agent, metadata, ${AT_US} as at_us
+from audit_events
+where ${FILTER_CONDITIONS}
+  and ($11::bigint is null or (occurred_at <= ${AT(11)} and (occurred_at, id) < (${AT(11)}, $12::bigint)))
+  and ($13::bigint is null or (occurred_at >= ${AT(13)} and (occurred_at, id) >= (${AT(13)}, $14::bigint)))
+order by audit_events.occurred_at desc, audit_events.id desc
+limit $15`;
+
+const selectPositionOfIdSql = `select ${AT_US} as at_us, id::text from audit_events where id = $1 limit 1`;
+
+export interface ListedPage {
+  rows: Array<StoredAuditEvent & { at_us: string }>;
+  /** Where the scan stopped, when it stopped at its bound before filling the page. */
+  stoppedAt: (ListPosition & { occurredAt: Date }) | null;
+}
+
+/**
+ * Up to `limit` events below `after`, newest first, examining at most `scanRows` rows of the window:
+ * when the bound stops it first, the events found so far and where it stopped.
+ */
+export async function selectAuditPage(db: Queryable, filter: AuditFilter, after: ListPosition | null, limit: number, scanRows: number): Promise<ListedPage> {
+  // A short scan first: most pages fill from the newest rows, and finding the 20,000th costs ~50 ms.
+  for (const rows of new Set([Math.min(FIRST_SCAN_ROWS, scanRows), scanRows])) {
+    const end = (
+      await db.query<{ at_us: string; id: string }>(selectScanEndSql, [filter.from ?? null, filter.to ?? null, after?.atUs ?? null, after?.id ?? null, rows])
+    ).rows[0];
+    const result = await db.query<StoredAuditEvent & { at_us: string }>(selectPageSql, [
+      filter.action ?? null,
+      filter.actionPrefix ?? null,
+      filter.actorKind ?? null,
+      filter.actorId ?? null,
+      filter.resourceType ?? null,
+      filter.resourceId ?? null,
+      filter.outcome ?? null,
+      filter.requestId ?? null,
+      filter.from ?? null,
+      filter.to ?? null,
+      after?.atUs ?? null,
+      after?.id ?? null,
+      end?.at_us ?? null,
+      end?.id ?? null,
+      limit,
+    ]);
+    if (!end || result.rows.length >= limit) {
+      return { rows: result.rows, stoppedAt: null };
+    }
+    if (rows === scanRows) {
+      return { rows: result.rows, stoppedAt: { atUs: end.at_us, id: end.id, occurredAt: new Date(Number(BigInt(end.at_us) / 1000n)) } };
+    }
+  }
+  throw new Error('unreachable: the last scan always returns');
+}
+
+/** Where an id-only cursor of the former format stands in the new order, or null once its event is gone. */
+export async function selectPositionOfId(db: Queryable, id: string): Promise<ListPosition | null> {
+  const row = (await db.query<{ at_us: string; id: string }>(selectPositionOfIdSql, [id])).rows[0];
+  return row ? { atUs: row.at_us, id: row.id } : null;
+}

@@ -1,0 +1,77 @@
+import test from 'ava';
+import { createAuditQueries } from '../../../src/modules/audit/index.ts';
+import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
+
+let db: TestDatabase;
+
+test.before(async () => {
+  db = await createTestDatabase();
+  // 300 events over the last 300 minutes, every 25th a rare action; the first twelve
+  // (ids of one and two digits) share one instant.
+  await db.pool.query(
+    `insert into audit_events (occurred_at, actor_kind, action, outcome)
+     select date_trunc('second', now()) - interval '1 minute' * (n / 5 * 5) * (case when n < 12 then 0 else 1 end)
+              - interval '1 second' * (case when n < 12 then 0 else n % 5 end),
+            'system', case when n % 25 = 0 then 'rare.event' else 'common.event' end, 'success'
+     from generate_series(0, 299) as n`,
+  );
+});
+
+test.after.always(async () => {
+  await db?.drop();
+});
+
+// The whole answer, in the order the list promises: newest occurred_at first, then highest id.
+const expected = async (where: string) =>
+  (await db.pool.query<{ id: string }>(`select id::text from audit_events where ${where} order by occurred_at desc, audit_events.id desc`)).rows.map((row) => row.id);
+
+async function walk(options: { filter: Parameters<ReturnType<typeof createAuditQueries>['list']>[0]; limit: number; scanRows: number }) {
+  const queries = createAuditQueries(db.pool, { listScanRows: options.scanRows });
+  const pages: Array<Awaited<ReturnType<typeof queries.list>> & { cursor: string | undefined }> = [];
+  let cursor: string | undefined;
+  for (let index = 0; index < 200; index += 1) {
+    const page = await queries.list(options.filter, cursor, options.limit);
+    pages.push({ ...page, cursor });
+    cursor = page.nextCursor;
+    if (!cursor) {
+      break;
+    }
+  }
+  return pages;
+}
+
+test('a sparse filter is answered in bounded scans whose cursors resume exactly where each stopped', async (t) => {
+  const pages = await walk({ filter: { action: 'rare.event' }, limit: 50, scanRows: 40 });
+  t.deepEqual(
+    pages.flatMap((page) => page.events.map((event) => event.id)),
+    await expected(`action = 'rare.event'`),
+  );
+  t.is(pages.at(-1)!.nextCursor, undefined);
+  const stopped = pages.filter((page) => page.scanStoppedAt);
+  t.true(stopped.length >= 6);
+  const all = await expected('true');
+  for (const page of stopped) {
+    // The scan examined the 40 events after the page's cursor, and the next cursor names the 40th.
+    const start = page.cursor ? all.indexOf(page.cursor.split('_')[1]!) + 1 : 0;
+    t.is(page.nextCursor!.split('_')[1], all[start + 39]);
+    t.true(page.events.length <= 2);
+  }
+});
+
+test('a dense filter fills its pages before the bound, and pages through shared instants by id without gaps or repeats', async (t) => {
+  const pages = await walk({ filter: {}, limit: 3, scanRows: 1000 });
+  t.deepEqual(
+    pages.flatMap((page) => page.events.map((event) => event.id)),
+    await expected('true'),
+  );
+  t.true(pages.every((page) => page.scanStoppedAt === undefined));
+});
+
+test('an id-only cursor of the former format continues from its event; once the event is gone it is audit_cursor_expired', async (t) => {
+  const all = await expected('true');
+  const queries = createAuditQueries(db.pool);
+  const page = await queries.list({}, all[9], 5);
+  t.deepEqual(page.events.map((event) => event.id), all.slice(10, 15));
+  const error = await t.throwsAsync(queries.list({}, '999999999999', 5));
+  t.is((error as Error & { code: string }).code, 'audit_cursor_expired');
+});
