@@ -32,7 +32,7 @@ import { createHttpServer } from './http.ts';
 import { providerSignIn, canStillSignIn, identifyCaller, identityAccounts } from './identities.ts';
 import { auditJobDefinitionChanges, jobDefinitions } from './jobs.ts';
 import { openSecretBox } from './encryptionKey.ts';
-import { RATE_LIMIT_CONNECTIONS, openRateLimitPool, settingsRateLimits, signInAttempts } from './rateLimits.ts';
+import { openRateLimitPool, settingsRateLimits, signInAttempts } from './rateLimits.ts';
 import { auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import { createRoutes } from './routes.ts';
 
@@ -74,9 +74,15 @@ export async function startInstance(
   const startedAt = new Date();
   const build = loadBuildInfo();
   const logger = createLogger(config.logLevel, { instance_id: instanceId });
-  const pool = createPool({ connectionString: config.databaseUrl, max: 10, applicationName: `backplane-${instanceId}` });
-  const rateLimitPool = openRateLimitPool(config.databaseUrl, `backplane-${instanceId}-ratelimit`, options.rateLimitTimeoutMs);
-  const listener = createNotificationListener(config.databaseUrl, logger);
+  const pooling = config.databasePooling;
+  // LISTEN and the purges' session options need PostgreSQL itself, not a transaction pooler (ADR 0092).
+  const directUrl = config.databaseListenUrl ?? config.databaseUrl;
+  const pool = createPool({ connectionString: config.databaseUrl, max: config.pools.main, applicationName: `backplane-${instanceId}`, pooling });
+  const rateLimitPool = openRateLimitPool(config.databaseUrl, `backplane-${instanceId}-ratelimit`, options.rateLimitTimeoutMs, {
+    connections: config.pools.rateLimit,
+    pooling,
+  });
+  const listener = createNotificationListener(directUrl, logger);
   const registry = createRegistry(options.workerSlot ?? '0');
   registerPoolMetrics(registry, pool);
   new client.Gauge({
@@ -101,7 +107,7 @@ export async function startInstance(
   let liveInstances = (): number | undefined => undefined;
   const rateLimits = createRateLimitModule({
     db: rateLimitPool,
-    connections: RATE_LIMIT_CONNECTIONS,
+    connections: config.pools.rateLimit,
     limits: options.rateLimits ?? settingsRateLimits(settings.reader),
     logger,
     registry,
@@ -150,7 +156,8 @@ export async function startInstance(
   const latestMigration = Math.max(0, ...migrationFiles.map((file) => file.version));
   const retention = createRetentionModule({
     pool,
-    connectionString: config.databaseUrl,
+    connectionString: directUrl,
+    purgeConnections: config.pools.taskThread,
     settings: retentionSettings(settings.reader),
     // Called only once the jobs module below exists: when a run starts or the overview is asked for.
     jobStatus: () => retentionJobStatus(jobs.service),

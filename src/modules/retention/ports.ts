@@ -35,6 +35,8 @@ export interface RetentionPurgeEvent {
 export interface RetentionJobDeps {
   /** The tasks open their own connections with it. */
   connectionString: string;
+  /** Connections a purge holds at once (at least 2); 3 unless given. */
+  purgeConnections?: number;
   settings: RetentionSettings;
   jobStatus(): Promise<RetentionJobStatus>;
   /** Keeps audit event partitions ahead of time; returns how many it created. */
