@@ -11,4 +11,6 @@ if (!name || !available.includes(name)) {
   console.error(`usage: npm run bench -- <${available.join('|')}>`);
   process.exit(2);
 }
-await import(join(dir, name, 'run.ts'));
+// BENCH_SCENARIOS=scale: the limiter at one offered load over 2 to 16 instances (bench/ratelimit/scale.ts).
+const scale = name === 'ratelimit' && process.env.BENCH_SCENARIOS === 'scale';
+await import(join(dir, name, scale ? 'scale.ts' : 'run.ts'));
