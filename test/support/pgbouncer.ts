@@ -17,10 +17,7 @@ function which(command: string): string | undefined {
   }
 }
 
-/**
- * Debian's pgbouncer: found on the PATH, or installed with apt-get when missing and this is root.
- * Undefined when neither works, with the reason for the skip message.
- */
+/** Debian's pgbouncer: found on the PATH, or installed with apt-get when missing and this is root; else why not. */
 export function pgbouncerBinary(): { path: string } | { missing: string } {
   const found = which('pgbouncer');
   if (found) {
@@ -29,10 +26,18 @@ export function pgbouncerBinary(): { path: string } | { missing: string } {
   if (!asRoot) {
     return { missing: 'pgbouncer is not installed and installing it needs root (apt-get install -y pgbouncer)' };
   }
+  const apt = (args: string[]) =>
+    execFileSync('apt-get', args, { stdio: 'ignore', timeout: 300_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
   try {
-    execFileSync('apt-get', ['install', '-y', 'pgbouncer'], { stdio: 'ignore', timeout: 300_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    try {
+      apt(['install', '-y', 'pgbouncer']);
+    } catch {
+      // A fresh container has no package lists yet.
+      apt(['update']);
+      apt(['install', '-y', 'pgbouncer']);
+    }
   } catch {
-    return { missing: 'apt-get install -y pgbouncer failed (run apt-get update first?)' };
+    return { missing: 'apt-get install -y pgbouncer failed' };
   }
   const installed = which('pgbouncer');
   return installed ? { path: installed } : { missing: 'apt-get installed no pgbouncer binary' };
