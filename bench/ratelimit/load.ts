@@ -41,6 +41,8 @@ export interface Scenario {
   limit: { limit: number; periodSeconds: number } | null;
   /** Process-tree roots whose CPU time the run reports. */
   pids: { server: number; database: number };
+  /** Requests per second offered over all connections; as fast as answered unless given. */
+  rate?: number;
   /** Started with the load and awaited with it (pausing the database in the middle of a flood). */
   alongside?: () => Promise<void>;
 }
@@ -59,6 +61,7 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
     url: options.url,
     connections: options.connections,
     duration: options.seconds,
+    ...(options.rate ? { overallRate: options.rate } : {}),
     requests: [
       {
         method: 'POST',

@@ -19,12 +19,12 @@ export interface Stoppable {
 
 /**
  * A throw-away PostgreSQL: durable (fsync, synchronous commit) as `backplane serve` runs it, or
- * with both off as the test suite runs it.
+ * with both off as the test suite runs it. `packagePrefix`: another major's binaries (benchPostgres).
  */
-export async function startDatabase(durable: boolean): Promise<Stoppable & { url: string }> {
+export async function startDatabase(durable: boolean, packagePrefix?: string): Promise<Stoppable & { url: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'backplane-bench-'));
   chmodSync(dataDir, 0o755);
-  const server = await openEmbeddedDatabase({ dataDir, fast: !durable });
+  const server = await openEmbeddedDatabase({ dataDir, fast: !durable, packagePrefix });
   const pool = createPool({ connectionString: server.url, max: 1, applicationName: 'bench' });
   await migrateUp(pool);
   await pool.end();

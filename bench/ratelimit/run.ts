@@ -14,6 +14,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { type Scenario, type ScenarioResult, runScenario } from './load.ts';
+import { benchPostgres } from './postgres.ts';
 import { type Server, pauseTree, root, startDatabase, startScript, startService, withBusyCores } from './processes.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? '10');
@@ -161,7 +162,8 @@ function printTable(rows: ReturnType<typeof summarise>): void {
   cells.forEach((row) => console.log(line(row)));
 }
 
-const database = await startDatabase(durable);
+const postgres = benchPostgres();
+const database = await startDatabase(durable, postgres.prefix);
 const databaseUrl = database.url;
 const started: Server[] = [];
 const runs: ScenarioResult[] = [];
@@ -247,7 +249,7 @@ for (const result of runs.filter((r) => r.decisions)) {
   console.log(`backplane ${result.scenario}: decisions by source`, result.decisions);
 }
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-const file = join(root, 'bench', 'results', `ratelimit-${durable ? '' : 'fsync-off-'}${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
+const file = join(root, 'bench', 'results', `ratelimit-${postgres.major === '18' ? '' : `pg${postgres.major}-`}${durable ? '' : 'fsync-off-'}${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
 const machine = { cpus: availableParallelism(), node: process.version };
-writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, database: durable ? 'durable' : 'fsync off', seconds, rounds, connections, instances, limit, table, summary, runs }, null, 2) + '\n');
+writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, postgres: postgres.major, database: durable ? 'durable' : 'fsync off', seconds, rounds, connections, instances, limit, table, summary, runs }, null, 2) + '\n');
 console.log(`written: ${file}`);

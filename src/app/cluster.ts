@@ -7,6 +7,7 @@ import { migrateUp } from '../platform/db/migrations.ts';
 import { createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import type { Config } from './config.ts';
+import { connectionBudget } from './connectionBudget.ts';
 import { type DatabaseHandle, checkServerVersion, openDatabase } from './database.ts';
 import { openSecretBox } from './encryptionKey.ts';
 import { checkListenAddress } from './listenAddress.ts';
@@ -47,7 +48,8 @@ function supervisionMetrics() {
 }
 
 async function migrate(database: DatabaseHandle, logger: Logger): Promise<void> {
-  const pool = createPool({ connectionString: database.url, max: 2, applicationName: 'backplane-migrate' });
+  // The migrations' session advisory lock must stay on one server connection: never through a transaction pooler.
+  const pool = createPool({ connectionString: database.directUrl, max: 2, applicationName: 'backplane-migrate' });
   try {
     await checkServerVersion(pool, database.description);
     const applied = await migrateUp(pool);
@@ -82,6 +84,11 @@ export async function runPrimary(config: Config): Promise<void> {
   const metrics = supervisionMetrics();
   const database = await openDatabase(config, logger);
   logger.info(`using ${database.description}`);
+  const budget = connectionBudget(config);
+  logger.info(
+    { connections: budget, pooling: config.databasePooling },
+    `each instance opens at most ${budget.perInstance} database connections (${budget.directPerInstance} of them direct); ${config.instances} instances: ${budget.perProcess}`,
+  );
   await migrate(database, logger);
   database.supervise({
     died: () => logger.error('embedded PostgreSQL died; restarting it'),

@@ -9,6 +9,12 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string | undefined;
+  /** DATABASE_LISTEN_URL: a direct connection (no transaction pooler) for LISTEN, migrations' lock and retention purges. */
+  databaseListenUrl: string | undefined;
+  /** DATABASE_POOLING: `transaction` when DATABASE_URL goes through a transaction pooler (PgBouncer), `session` otherwise. */
+  databasePooling: DatabasePooling;
+  /** Connections each instance may open (ADR 0092). */
+  pools: PoolSizes;
   dataDir: string;
   instances: number;
   jobWorkers: number;
@@ -40,6 +46,17 @@ export interface Config {
   instanceLivenessMs: number;
   /** Idle keep-alive time of API connections: above load balancers' idle timeouts, so they close first. */
   keepAliveTimeoutMs: number;
+}
+
+export type DatabasePooling = 'session' | 'transaction';
+
+export interface PoolSizes {
+  /** DATABASE_POOL_SIZE: the instance's pool for requests, jobs and heartbeats. */
+  main: number;
+  /** DATABASE_RATELIMIT_POOL_SIZE: the pool reserved for rate-limit decisions, also their statements in flight. */
+  rateLimit: number;
+  /** DATABASE_TASK_POOL_SIZE: connections each task thread opens for a retention purge. */
+  taskThread: number;
 }
 
 export class ConfigError extends Error {
@@ -108,6 +125,22 @@ function jwtPrivateKey(env: Env): string | undefined {
   return raw;
 }
 
+function postgresUrl(env: Env, name: string): string | undefined {
+  const url = env[name] || undefined;
+  if (url && !/^postgres(ql)?:\/\//.test(url)) {
+    throw new ConfigError(`${name} must be a postgres:// connection string`);
+  }
+  return url;
+}
+
+function databasePooling(env: Env): DatabasePooling {
+  const raw = env.DATABASE_POOLING?.trim() || 'session';
+  if (raw !== 'session' && raw !== 'transaction') {
+    throw new ConfigError('DATABASE_POOLING must be session or transaction');
+  }
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -120,9 +153,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   }
-  const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must be a postgres:// connection string');
+  const databaseUrl = postgresUrl(env, 'DATABASE_URL');
+  const databaseListenUrl = postgresUrl(env, 'DATABASE_LISTEN_URL');
+  const pooling = databasePooling(env);
+  // LISTEN, a session advisory lock and session options need a server connection of their own.
+  if (pooling === 'transaction' && !databaseListenUrl) {
+    throw new ConfigError('DATABASE_LISTEN_URL is required when DATABASE_POOLING=transaction: a direct connection to PostgreSQL for LISTEN, migrations and retention purges');
+  }
+  if ((pooling === 'transaction' || databaseListenUrl) && !databaseUrl) {
+    throw new ConfigError('DATABASE_LISTEN_URL and DATABASE_POOLING=transaction need DATABASE_URL: they describe how an external database is reached');
   }
   const publicUrl = env.APP_PUBLIC_URL || `http://localhost:${port}`;
   try {
@@ -149,6 +188,13 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '0.0.0.0',
     port,
     databaseUrl,
+    databaseListenUrl,
+    databasePooling: pooling,
+    pools: {
+      main: integer(env, 'DATABASE_POOL_SIZE', 10, 2, 500),
+      rateLimit: integer(env, 'DATABASE_RATELIMIT_POOL_SIZE', 4, 1, 64),
+      taskThread: integer(env, 'DATABASE_TASK_POOL_SIZE', 3, 2, 16),
+    },
     dataDir: resolve(env.APP_DATA_DIR || '.data'),
     instances: integer(env, 'APP_INSTANCES', availableParallelism(), 1, 64),
     jobWorkers: integer(env, 'APP_JOB_WORKERS', 1, 0, 64),

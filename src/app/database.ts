@@ -8,6 +8,8 @@ export const MIN_SERVER_VERSION_NUM = 140000;
 
 export interface DatabaseHandle {
   url: string;
+  /** PostgreSQL itself, for what a transaction pooler cannot carry (session advisory lock): DATABASE_LISTEN_URL when set. */
+  directUrl: string;
   /** Where the database is, safe to print: never the password. */
   description: string;
   /** Stops the embedded server when this process started it; otherwise does nothing. */
@@ -20,7 +22,7 @@ export interface DatabaseHandle {
 export async function openDatabase(config: Config, logger?: Logger): Promise<DatabaseHandle> {
   if (config.databaseUrl) {
     const url = new URL(config.databaseUrl);
-    return { url: config.databaseUrl, description: `external PostgreSQL at ${url.hostname}`, release: async () => undefined, supervise: () => undefined };
+    return { url: config.databaseUrl, directUrl: config.databaseListenUrl ?? config.databaseUrl, description: `external PostgreSQL at ${url.hostname}`, release: async () => undefined, supervise: () => undefined };
   }
   const embedded = await openEmbeddedDatabase({
     dataDir: config.dataDir,
@@ -29,6 +31,7 @@ export async function openDatabase(config: Config, logger?: Logger): Promise<Dat
   const port = new URL(embedded.url).port;
   return {
     url: embedded.url,
+    directUrl: embedded.url,
     description: `embedded PostgreSQL in ${config.dataDir}/postgres on 127.0.0.1:${port}${embedded.owned ? '' : ' (already running)'}`,
     release: () => embedded.stop(),
     supervise: (events) => embedded.supervise(events),

@@ -19,7 +19,7 @@ import { type Module, type Started, routesOf } from '../platform/module.ts';
 import type { Config } from './config.ts';
 import { encryptionKeyText, openSecretBox } from './encryptionKey.ts';
 import { canStillSignIn, identityAccounts, providerSignIn } from './identities.ts';
-import { RATE_LIMIT_CONNECTIONS, settingsRateLimits, signInAttempts } from './rateLimits.ts';
+import { settingsRateLimits, signInAttempts } from './rateLimits.ts';
 import { RETENTION_TARGETS, auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import type { Platform } from './platform.ts';
 import { testJobDefinitions } from './testJobs.ts';
@@ -115,7 +115,7 @@ export async function createModules(config: Config, platform: Platform, options:
     });
     const rateLimits = await add(rateLimitModule, {
       db: platform.rateLimitPool,
-      connections: RATE_LIMIT_CONNECTIONS,
+      connections: config.pools.rateLimit,
       limits: options.rateLimits ?? settingsRateLimits(settings.reader),
       logger,
       registry,
@@ -162,7 +162,8 @@ export async function createModules(config: Config, platform: Platform, options:
     await add(retentionModule, {
       targets: RETENTION_TARGETS,
       pool,
-      connectionString: config.databaseUrl!,
+      connectionString: platform.directUrl,
+      purgeConnections: config.pools.taskThread,
       settings: retentionSettings(settings.reader),
       jobStatus: (db) => retentionJobStatus(jobsCreated.service!, db),
       ensureAuditEventPartitions: () => ensureAuditEventPartitions(pool),

@@ -15,6 +15,8 @@ import { RETENTION_TARGETS } from './retention.ts';
 /** What every module of an instance shares: its identity, logger, connections, metrics and threads. */
 export interface Platform {
   instanceId: string;
+  /** PostgreSQL itself, bypassing a transaction pooler: DATABASE_LISTEN_URL when set. */
+  directUrl: string;
   startedAt: Date;
   build: BuildInfo;
   logger: Logger;
@@ -37,9 +39,15 @@ export function openPlatform(config: Config & { databaseUrl: string }, options: 
   const instanceId = randomBytes(8).toString('hex');
   const build = loadBuildInfo();
   const logger = createLogger(config.logLevel, { instance_id: instanceId });
-  const pool = createPool({ connectionString: config.databaseUrl, max: 10, applicationName: `backplane-${instanceId}` });
-  const rateLimitPool = openRateLimitPool(config.databaseUrl, `backplane-${instanceId}-ratelimit`, options.rateLimitTimeoutMs);
-  const listener = createNotificationListener(config.databaseUrl, logger);
+  const pooling = config.databasePooling;
+  // LISTEN and the purges' session options need PostgreSQL itself, not a transaction pooler (ADR 0092).
+  const directUrl = config.databaseListenUrl ?? config.databaseUrl;
+  const pool = createPool({ connectionString: config.databaseUrl, max: config.pools.main, applicationName: `backplane-${instanceId}`, pooling });
+  const rateLimitPool = openRateLimitPool(config.databaseUrl, `backplane-${instanceId}-ratelimit`, options.rateLimitTimeoutMs, {
+    connections: config.pools.rateLimit,
+    pooling,
+  });
+  const listener = createNotificationListener(directUrl, logger);
   const registry = createRegistry(options.workerSlot ?? '0');
   registerPoolMetrics(registry, pool);
   new client.Gauge({
@@ -58,6 +66,7 @@ export function openPlatform(config: Config & { databaseUrl: string }, options: 
   });
   return {
     instanceId,
+    directUrl,
     startedAt: new Date(),
     build,
     logger,

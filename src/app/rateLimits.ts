@@ -12,8 +12,15 @@ import {
 import type { SettingsReader } from '../modules/settings/index.ts';
 import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
 
-/** Connections each instance reserves for rate-limit decisions: the statements it keeps in flight. */
+/** Connections each instance reserves for rate-limit decisions by default (DATABASE_RATELIMIT_POOL_SIZE): the statements it keeps in flight. */
 export const RATE_LIMIT_CONNECTIONS = 4;
+
+export interface RateLimitPoolOptions {
+  /** Its size; RATE_LIMIT_CONNECTIONS unless given. */
+  connections?: number;
+  /** `transaction` behind PgBouncer: unnamed statements, no session settings (ADR 0092). */
+  pooling?: 'session' | 'transaction';
+}
 
 /**
  * The pool an instance reserves for rate-limit decisions, so they never queue behind other queries.
@@ -21,10 +28,16 @@ export const RATE_LIMIT_CONNECTIONS = 4;
  * timeouts are the same bound, counted from later, so they only free a connection or a statement
  * the limiter has already stopped waiting for and never fail a decision that still fits it.
  */
-export function openRateLimitPool(databaseUrl: string, applicationName: string, decisionTimeoutMs = DEFAULT_DECISION_TIMEOUT_MS): InstrumentedPool {
+export function openRateLimitPool(
+  databaseUrl: string,
+  applicationName: string,
+  decisionTimeoutMs = DEFAULT_DECISION_TIMEOUT_MS,
+  options: RateLimitPoolOptions = {},
+): InstrumentedPool {
   return createPool({
     connectionString: databaseUrl,
-    max: RATE_LIMIT_CONNECTIONS,
+    max: options.connections ?? RATE_LIMIT_CONNECTIONS,
+    pooling: options.pooling,
     applicationName,
     acquireTimeoutMs: decisionTimeoutMs,
     statementTimeoutMs: decisionTimeoutMs,

@@ -10,7 +10,8 @@ import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
 export async function withDatabase<T>(work: (pool: InstrumentedPool) => Promise<T>, options: { migrate: boolean }): Promise<T> {
   const config = loadConfig();
   const database = await openDatabase(config);
-  const pool = createPool({ connectionString: database.url, max: 2, applicationName: 'backplane-cli' });
+  // A command may migrate, under a session advisory lock: it connects past any transaction pooler.
+  const pool = createPool({ connectionString: database.directUrl, max: 2, applicationName: 'backplane-cli' });
   try {
     await checkServerVersion(pool, database.description);
     if (options.migrate) {

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { generateKeyPairSync } from 'node:crypto';
 import { ConfigError, loadConfig } from '../../src/app/config.ts';
+import { connectionBudget } from '../../src/app/connectionBudget.ts';
 
 test('development defaults work with nothing set', (t) => {
   const config = loadConfig({});
@@ -18,12 +19,37 @@ for (const [name, value] of [
   ['LOG_LEVEL', 'loud'],
   ['DATABASE_URL', 'mysql://x'],
   ['APP_PUBLIC_URL', 'not a url'],
+  ['DATABASE_POOL_SIZE', '1'],
+  ['DATABASE_RATELIMIT_POOL_SIZE', '0'],
+  ['DATABASE_TASK_POOL_SIZE', '1'],
+  ['DATABASE_POOLING', 'statement'],
 ] as const) {
   test(`an invalid ${name} stops start-up naming the variable`, (t) => {
     const error = t.throws(() => loadConfig({ [name]: value }), { instanceOf: ConfigError });
     t.regex(error!.message, new RegExp(name));
   });
 }
+
+test('pool sizes default to 10, 4 and 3 connections and are read from the environment', (t) => {
+  t.deepEqual(loadConfig({}).pools, { main: 10, rateLimit: 4, taskThread: 3 });
+  t.deepEqual(loadConfig({ DATABASE_POOL_SIZE: '25', DATABASE_RATELIMIT_POOL_SIZE: '2', DATABASE_TASK_POOL_SIZE: '2' }).pools, { main: 25, rateLimit: 2, taskThread: 2 });
+  t.is(loadConfig({}).databasePooling, 'session');
+});
+
+test('transaction pooling needs a direct URL for LISTEN, named in the message', (t) => {
+  const pooled = { DATABASE_URL: 'postgres://app@bouncer:6432/app', DATABASE_POOLING: 'transaction' };
+  t.throws(() => loadConfig(pooled), { instanceOf: ConfigError, message: /^DATABASE_LISTEN_URL/ });
+  t.throws(() => loadConfig({ ...pooled, DATABASE_LISTEN_URL: 'http://db' }), { instanceOf: ConfigError, message: /^DATABASE_LISTEN_URL/ });
+  t.throws(() => loadConfig({ DATABASE_LISTEN_URL: 'postgres://app@db/app' }), { instanceOf: ConfigError, message: /DATABASE_URL/ });
+  const config = loadConfig({ ...pooled, DATABASE_LISTEN_URL: 'postgres://app@db:5432/app' });
+  t.is(config.databasePooling, 'transaction');
+  t.is(config.databaseListenUrl, 'postgres://app@db:5432/app');
+});
+
+test('the connection budget adds the pools, LISTEN and the purges of an instance that runs jobs', (t) => {
+  t.like(connectionBudget(loadConfig({ APP_INSTANCES: '2', APP_TASK_THREADS: '2' })), { perInstance: 10 + 4 + 1 + 6, directPerInstance: 7, perProcess: 42 });
+  t.like(connectionBudget(loadConfig({ APP_INSTANCES: '1', APP_JOB_WORKERS: '0' })), { perInstance: 15, tasks: 0 });
+});
 
 test('metrics are never served on the API port', (t) => {
   t.throws(() => loadConfig({ PORT: '9000', APP_METRICS_PORT: '9000' }), { message: /APP_METRICS_PORT/ });

@@ -20,7 +20,12 @@ type Outcome = { result: PurgeResult } | { error: unknown };
 /** Purges one kind on a worker thread; a task that fails comes back as its error. */
 async function purgeKind(deps: RetentionJobDeps, context: JobContext, target: AgingTarget, cutoff: Date): Promise<Outcome> {
   try {
-    const input = { connectionString: deps.connectionString, cutoff: cutoff.toISOString(), batch: deps.batch ?? DEFAULT_BATCH_BOUNDS };
+    const input = {
+      connectionString: deps.connectionString,
+      cutoff: cutoff.toISOString(),
+      batch: deps.batch ?? DEFAULT_BATCH_BOUNDS,
+      ...(deps.purgeConnections ? { connections: deps.purgeConnections } : {}),
+    };
     return { result: await context.runTask(target.task, input) };
   } catch (error) {
     return { error };

@@ -35,6 +35,8 @@ export interface RetentionJobDeps<Setting extends string = string> {
   targets: ReadonlyArray<AgingTarget<Setting>>;
   /** The tasks open their own connections with it. */
   connectionString: string;
+  /** Connections a purge holds at once (at least 2); 3 unless given. */
+  purgeConnections?: number;
   settings: RetentionSettings<Setting>;
   /** Keeps audit event partitions ahead of time; returns how many it created. */
   ensureAuditEventPartitions(): Promise<number>;

@@ -16,7 +16,11 @@ export interface PurgeInput {
   /** ISO instant on the database clock: rows older than this go. */
   cutoff: string;
   batch: BatchBounds;
+  /** Connections the purge may hold at once (DATABASE_TASK_POOL_SIZE, at least 2); 3 unless given. */
+  connections?: number;
 }
+
+export const DEFAULT_PURGE_CONNECTIONS = 3;
 
 export interface PurgeResult {
   deleted: number;
@@ -62,20 +66,21 @@ const pools = new Map<string, pg.Pool>();
  * The thread's connections to one database. A thread runs one task at a time and a run's kinds
  * follow one another, so they reuse these instead of each signing in anew (10-35 ms under load).
  */
-function purgePool(connectionString: string): pg.Pool {
-  let pool = pools.get(connectionString);
+function purgePool(connectionString: string, max: number): pg.Pool {
+  const key = `${max} ${connectionString}`;
+  let pool = pools.get(key);
   if (!pool) {
     pool = new pg.Pool({
       connectionString,
       application_name: 'backplane-retention',
       options: SESSION_OPTIONS,
-      max: 3,
+      max,
       idleTimeoutMillis: IDLE_CONNECTION_MS,
       allowExitOnIdle: true,
     });
     // An idle connection the server closed is discarded; the next task opens another.
     pool.on('error', () => undefined);
-    pools.set(connectionString, pool);
+    pools.set(key, pool);
   }
   return pool;
 }
@@ -87,8 +92,8 @@ export interface PurgeConnection {
 }
 
 /** A connection of the purge's own, with the bounds above. */
-export async function openPurgeConnection(connectionString: string): Promise<PurgeConnection> {
-  const client = await purgePool(connectionString).connect();
+export async function openPurgeConnection(input: PurgeInput): Promise<PurgeConnection> {
+  const client = await purgePool(input.connectionString, input.connections ?? DEFAULT_PURGE_CONNECTIONS).connect();
   return { client, release: (failed) => client.release(failed) };
 }
 
@@ -101,7 +106,7 @@ export async function runPurge(input: PurgeInput, purge: (client: pg.ClientBase,
   let connection: PurgeConnection | undefined;
   let failure: TaskFailure | null = null;
   try {
-    connection = await openPurgeConnection(input.connectionString);
+    connection = await openPurgeConnection(input);
     await purge(connection.client, new Date(input.cutoff), meter);
   } catch (error) {
     failure = describeTaskFailure(error);

@@ -27,6 +27,12 @@ export interface PoolOptions {
   idleTimeoutMs?: number;
   /** Server settings for this pool's sessions, sent when each connection opens. */
   sessionSettings?: Record<string, string>;
+  /**
+   * `transaction`: the connection string names a transaction pooler (PgBouncer 1.18, ADR 0092):
+   * statements go unnamed and nothing is set per session, so the statement timeout and session
+   * settings above are not sent.
+   */
+  pooling?: 'session' | 'transaction';
 }
 
 export interface InstrumentedPool extends pg.Pool {
@@ -99,19 +105,32 @@ function boundStatements(client: pg.PoolClient, deadlineOf: (client: pg.PoolClie
 }
 
 /**
+ * Sends every statement of a client unnamed: a transaction pooler hands each transaction another
+ * server connection, where a statement prepared under a name on an earlier one does not exist.
+ */
+function forgetStatementNames(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (config: unknown, ...rest: unknown[]) => {
+    const named = typeof config === 'object' && config !== null && typeof (config as { submit?: unknown }).submit !== 'function' && 'name' in config;
+    return query(named ? { ...config, name: undefined } : config, ...rest);
+  };
+}
+
+/**
  * A pg pool whose every checkout (including the ones pool.query makes) is counted and timed,
  * for /ops/system and the pool metrics. Within a database deadline (withDatabaseDeadline), waiting
  * for a connection and every statement on it are bounded by that deadline.
  */
 export function createPool(options: PoolOptions): InstrumentedPool {
+  const sessions = options.pooling !== 'transaction';
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max,
     application_name: options.applicationName,
     connectionTimeoutMillis: options.acquireTimeoutMs ?? 5_000,
     idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
-    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
-    ...(options.sessionSettings
+    ...(options.statementTimeoutMs && sessions ? { statement_timeout: options.statementTimeoutMs } : {}),
+    ...(options.sessionSettings && sessions
       ? { options: Object.entries(options.sessionSettings).map(([name, value]) => `-c ${name}=${value}`).join(' ') }
       : {}),
   });
@@ -119,7 +138,12 @@ export function createPool(options: PoolOptions): InstrumentedPool {
   // A connection that dies while idle must not crash the process; the pool drops it.
   pool.on('error', () => undefined);
   const deadlines = new WeakMap<pg.PoolClient, DatabaseDeadline>();
-  pool.on('connect', (client) => boundStatements(client, (checkedOut) => deadlines.get(checkedOut)));
+  pool.on('connect', (client) => {
+    if (!sessions) {
+      forgetStatementNames(client);
+    }
+    boundStatements(client, (checkedOut) => deadlines.get(checkedOut));
+  });
   pool.on('release', (_error: unknown, client: pg.PoolClient) => deadlines.delete(client));
   const connect = pool.connect.bind(pool) as (callback: ConnectCallback) => void;
 

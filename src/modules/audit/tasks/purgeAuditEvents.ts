@@ -1,5 +1,14 @@
 import type pg from 'pg';
-import { type PurgeConnection, type PurgeInput, type PurgeMeter, type PurgeResult, deleteInBatches, openPurgeConnection, runPurge } from '../../../platform/db/batchedDelete.ts';
+import {
+  DEFAULT_PURGE_CONNECTIONS,
+  type PurgeConnection,
+  type PurgeInput,
+  type PurgeMeter,
+  type PurgeResult,
+  deleteInBatches,
+  openPurgeConnection,
+  runPurge,
+} from '../../../platform/db/batchedDelete.ts';
 import { PG, pgCode } from '../../../platform/db/pgErrors.ts';
 import { transactionOn } from '../../../platform/db/transaction.ts';
 import { sleep } from '../../../platform/time.ts';
@@ -17,8 +26,6 @@ import { subtractAuditPartitionFromRollup } from '../rollupMaintenance.ts';
 const DETACH_LOCK_TIMEOUT = '100ms';
 const DETACH_ATTEMPTS = 3;
 const DETACH_RETRY_MS = 200;
-// Counting and dropping a month takes ten times as long as detaching it: two connections keep up.
-const DROP_CONNECTIONS = 2;
 
 interface MonthDroppers {
   drop(name: string): void;
@@ -104,12 +111,13 @@ async function detachExpiredMonth(client: pg.ClientBase, name: string, meter: Pu
 
 /**
  * Retention of audit events: each whole expired month detached (its rows leave audit_events at
- * that commit), counted and dropped on two more connections meanwhile; then the rest (boundary
+ * that commit), counted and dropped on the purge's other connections meanwhile; then the rest (boundary
  * month, default partition) deleted in batches. A month an earlier purge detached and did not
  * drop is counted and dropped now.
  */
 export function purgeAuditEvents(input: PurgeInput): Promise<PurgeResult> {
-  const dropping = Array.from({ length: DROP_CONNECTIONS }, () => openPurgeConnection(input.connectionString));
+  // Counting and dropping a month takes ten times as long as detaching it: the purge's other connections do it.
+  const dropping = Array.from({ length: (input.connections ?? DEFAULT_PURGE_CONNECTIONS) - 1 }, () => openPurgeConnection(input));
   dropping.forEach((connection) => connection.catch(() => undefined));
   let dropFailed = false;
   const result = runPurge(input, async (client, cutoff, meter) => {

