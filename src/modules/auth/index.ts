@@ -27,6 +27,11 @@ export { mfaRoutes } from './mfaRoutes.ts';
 export { completeSignIn, type SignedIn, type SessionDeps } from './sessions.ts';
 export type { AttemptLimits, SignInDeps } from './signIn.ts';
 export type { AuthAuditEvent, RecordAuthAudit } from './authAudit.ts';
+// For backplane commands, which reach the module only through this file.
+export { createAccount, createRole, grantRoleToAccount, issueCliToken, setAccountLockedByEmail } from './service.ts';
+export { listAccounts } from './store/accounts.ts';
+export { listRoles } from './store/roles.ts';
+export { loadSigningKey } from './signingKeys.ts';
 
 export async function createAuthModule(deps: AuthModuleDeps) {
   const signingKey = await loadSigningKey(deps.db, deps.jwtPrivateKey);
