@@ -15,6 +15,10 @@ export { jobsStatuses } from './errors.ts';
 export { describeJob, type JobStatus } from './jobStatus.ts';
 export type { JobDefinitionChangeEvent, JobsServiceDeps, RecordJobDefinitionChange } from './ports.ts';
 export { jobsRoutes } from './routes.ts';
+// For backplane commands, which call the same operations as the routes.
+export { changeDefinition } from './changeDefinition.ts';
+export { listDefinitions } from './listings.ts';
+export { requestRun } from './requestRun.ts';
 export { purgeDefinitionHistory, purgeFinishedRuns } from './store/purge.ts';
 
 export interface JobsModuleDeps {

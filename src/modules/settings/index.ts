@@ -13,6 +13,7 @@ export { SETTINGS, type SettingName } from './registry.ts';
 export { SETTINGS_CHANNEL } from './cache.ts';
 export { formatDurationSeconds } from './durations.ts';
 export { purgeSettingsHistory } from './purge.ts';
+export { settingBody } from './schemas.ts';
 
 export interface SettingsModuleDeps {
   pool: pg.Pool;
