@@ -144,6 +144,12 @@ export const COMMANDS: TopCommand[] = [
     load: async () => (await import('./audit.ts')).audit,
   },
   {
+    name: 'doctor',
+    summary: 'check configuration, database, migrations, clocks, capacity, instances, jobs and providers; exit 1 on any fail',
+    flags: { 'api-dir': { type: 'string', value: 'DIR', description: 'the generated API files to compare (default the package\'s api/)' }, ...JSON_FLAG },
+    load: async () => (await import('./doctor.ts')).doctor,
+  },
+  {
     name: 'openapi',
     summary: 'write the generated API files',
     flags: { dir: { type: 'string', value: 'DIR', description: 'where to write them (default api)' } },

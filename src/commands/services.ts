@@ -5,6 +5,7 @@ import type { Config } from '../app/config.ts';
 import { jobDefinitions } from '../app/jobs.ts';
 import { auditRetentionPurge, retentionJobStatus, retentionSettings } from '../app/retention.ts';
 import { CLI_ACTOR, createAuditQueries, ensureAuditEventPartitions, recordAuditEvent } from '../modules/audit/index.ts';
+import { readRevocationBacklog } from '../modules/identities/index.ts';
 import { type JobsServiceDeps, type RecordJobDefinitionChange, createJobsModule } from '../modules/jobs/index.ts';
 import { createRetentionModule } from '../modules/retention/index.ts';
 import { createSettingsModule } from '../modules/settings/index.ts';
@@ -78,8 +79,8 @@ export async function withServices<T>(pool: pg.Pool, url: string, config: Config
       registry: new client.Registry(),
       runTask: notRunHere,
       instanceId: 'cli',
-      // Handlers never run here: the CLI reads and changes definitions and queues runs.
-      definitions: jobDefinitions(config, { identities: { revokeQueuedTokens: notRunHere, readBacklog: notRunHere }, retention: retention.job }),
+      // Handlers never run here: the CLI reads and changes definitions and queues runs; the overview reads backlogs.
+      definitions: jobDefinitions(config, { identities: { revokeQueuedTokens: notRunHere, readBacklog: readRevocationBacklog }, retention: retention.job }),
       workers: 0,
       queues: [],
       leaseSeconds: config.jobLeaseSeconds,
@@ -87,7 +88,9 @@ export async function withServices<T>(pool: pg.Pool, url: string, config: Config
     });
     return await work({ settings: settings.service, jobs: jobs.service, audit: createAuditQueries(pool) });
   } finally {
-    settings.close();
     await listener.close();
+    // A reload the listener's connect set off must finish while the pool is still open.
+    await settings.reload();
+    settings.close();
   }
 }

@@ -13,6 +13,7 @@ import { createProviderDirectory } from './providers.ts';
 import { DEFAULT_REVOCATION_POLICY, type RevocationPolicy, revokeQueuedTokens } from './revokeQueued.ts';
 
 export { identitiesRoutes } from './routes.ts';
+export { readRevocationBacklog } from './backlog.ts';
 export { identitiesStatuses } from './errors.ts';
 export { countOtherIdentities } from './store/identities.ts';
 export type { IdentitiesDeps } from './deps.ts';

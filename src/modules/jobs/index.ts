@@ -18,6 +18,7 @@ export { jobsRoutes } from './routes.ts';
 // For backplane commands, which call the same operations as the routes.
 export { changeDefinition } from './changeDefinition.ts';
 export { listDefinitions } from './listings.ts';
+export { describeJobs } from './overview.ts';
 export { requestRun } from './requestRun.ts';
 export { purgeDefinitionHistory, purgeFinishedRuns } from './store/purge.ts';
 
