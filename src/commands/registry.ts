@@ -150,6 +150,18 @@ export const COMMANDS: TopCommand[] = [
     load: async () => (await import('./doctor.ts')).doctor,
   },
   {
+    name: 'upgrade',
+    summary: 'upgrade a deployment repository and the database to this release, with the release notes\' actions evaluated',
+    flags: {
+      from: { type: 'string', value: 'vX.Y', description: 'the release the deployment runs; needed only without backplane.lock' },
+      to: { type: 'string', value: 'vX.Y', description: 'the release to upgrade to (default this backplane\'s version)' },
+      dir: { type: 'string', value: 'PATH', description: 'the deployment repository (default the current directory)' },
+      overlay: { type: 'string', value: 'PATH', description: 'the kustomize overlay in it (default deploy/kubernetes/overlays/production)' },
+      'dry-run': { type: 'boolean', description: 'show the actions and the plan; change nothing anywhere' },
+    },
+    load: async () => (await import('./upgrade.ts')).upgrade,
+  },
+  {
     name: 'openapi',
     summary: 'write the generated API files',
     flags: { dir: { type: 'string', value: 'DIR', description: 'where to write them (default api)' } },

@@ -52,6 +52,7 @@ export interface CliServices {
   settings: Awaited<ReturnType<typeof createSettingsModule>>['service'];
   jobs: JobsServiceDeps;
   audit: ReturnType<typeof createAuditQueries>;
+  retention: ReturnType<typeof createRetentionModule>['service'];
 }
 
 /**
@@ -86,7 +87,7 @@ export async function withServices<T>(pool: pg.Pool, url: string, config: Config
       leaseSeconds: config.jobLeaseSeconds,
       recordDefinitionChange: recordJobChangeAsCli,
     });
-    return await work({ settings: settings.service, jobs: jobs.service, audit: createAuditQueries(pool) });
+    return await work({ settings: settings.service, jobs: jobs.service, audit: createAuditQueries(pool), retention: retention.service });
   } finally {
     await listener.close();
     // A reload the listener's connect set off must finish while the pool is still open.

@@ -31,7 +31,7 @@ test('--version prints the package version', async (t) => {
 });
 
 test('--help on a command or subcommand prints its usage and never acts', async (t) => {
-  for (const args of [['serve', '--help'], ['openapi', '--help', '--dir', '/nonexistent/should-not-exist'], ['maintenance', 'on', '--help'], ['settings', 'set', '-h'], ['help', 'jobs']]) {
+  for (const args of [['serve', '--help'], ['openapi', '--help', '--dir', '/nonexistent/should-not-exist'], ['maintenance', 'on', '--help'], ['settings', 'set', '-h'], ['help', 'jobs'], ['upgrade', '--help', '--from', 'v0.4'], ['doctor', '-h']]) {
     const result = await runCli(args, noDatabase);
     t.is(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
     t.regex(result.stdout, /^usage: backplane /, args.join(' '));

@@ -3,6 +3,7 @@ import { retentionJob } from './job.ts';
 import type { RetentionJobDeps, RetentionServiceDeps } from './ports.ts';
 
 export { retentionRoutes } from './routes.ts';
+export { describeRetention } from './overview.ts';
 export { retentionStatuses } from './errors.ts';
 export { RETENTION_JOB, RETENTION_KINDS, type RetentionSetting } from './kinds.ts';
 export { DEFAULT_BATCH_BOUNDS } from './job.ts';
