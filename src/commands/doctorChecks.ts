@@ -239,8 +239,34 @@ export const providersCheck: Check = {
   },
 };
 
+// Private ranges a load balancer or ingress forwards from; loopback is left out (local development).
+const PROXY_RANGES = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', 'fc00::/7'];
+const PROXY_MIN_EVENTS = 10;
+
+export const trustedProxiesCheck: Check = {
+  name: 'trusted_proxies',
+  async run({ pool, config }) {
+    if (config.trustedProxies.length > 0) {
+      return ok(`APP_TRUSTED_PROXIES set (${config.trustedProxies.length} range(s))`);
+    }
+    // Requests' addresses are seen only by the instances; the audit log keeps the last day's.
+    const { rows } = await pool.query<{ total: number; proxied: number }>(
+      `select count(*)::int as total, count(*) filter (where client_ip << any($1::inet[]))::int as proxied
+       from audit_events where occurred_at > now() - interval '1 day' and client_ip is not null`,
+      [PROXY_RANGES],
+    );
+    const { total, proxied } = rows[0]!;
+    if (total >= PROXY_MIN_EVENTS && proxied * 10 >= total * 9) {
+      return warn(
+        `APP_TRUSTED_PROXIES is unset and ${proxied} of the last day's ${total} audited requests came from private addresses: the service seems to run behind a proxy, so every client looks the same to sign-in limits and the audit log; set APP_TRUSTED_PROXIES to the proxies' range`,
+      );
+    }
+    return ok(`APP_TRUSTED_PROXIES unset; ${proxied} of ${total} audited requests in the last day came from private addresses`);
+  },
+};
+
 /** In the order they print; the database checks run only when the database answered. */
-export const DATABASE_CHECKS: Check[] = [databaseCheck, migrationsCheck, clockCheck, poolSizeCheck, instancesCheck, jobsCheck];
+export const DATABASE_CHECKS: Check[] = [databaseCheck, migrationsCheck, clockCheck, poolSizeCheck, instancesCheck, jobsCheck, trustedProxiesCheck];
 export const LOCAL_CHECKS: Check[] = [apiFilesCheck, limiterCheck, providersCheck];
 
 /** Runs one check; a check that throws is a fail naming the error, never a crash of doctor. */

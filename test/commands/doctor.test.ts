@@ -19,6 +19,7 @@ import {
   poolSizeCheck,
   providersCheck,
   runCheck,
+  trustedProxiesCheck,
 } from '../../src/commands/doctorChecks.ts';
 import { withServices } from '../../src/commands/services.ts';
 import { packageRoot } from '../../src/platform/packageRoot.ts';
@@ -143,6 +144,19 @@ test.serial('jobs: ok with nothing wrong; warn when a last run failed; fail when
   await db.pool.query(`delete from job_runs`);
 });
 
+test.serial('trusted proxies: ok when set or requests come straight; warn when unset and requests come from private addresses', async (t) => {
+  t.is((await check(trustedProxiesCheck)).status, 'ok');
+  await db.pool.query(
+    `insert into audit_events (actor_kind, action, outcome, client_ip) select 'anonymous', 'test.proxied.request', 'failure', '10.1.2.3' from generate_series(1, 12)`,
+  );
+  // The audit log is append-only: these events stay, and only this check reads client addresses.
+  const unset = await check(trustedProxiesCheck);
+  t.is(unset.status, 'warn');
+  t.regex(unset.message, /12 of the last day's 12 audited requests came from private addresses/);
+  const config = loadConfig({ DATABASE_URL: db.url, APP_TRUSTED_PROXIES: '10.0.0.0/8' });
+  t.is((await check(trustedProxiesCheck, { config })).status, 'ok');
+});
+
 test('rate limiter: ok when no instance answers or the database decides; warn, then fail, while deciding alone', async (t) => {
   t.regex((await check(limiterCheck)).message, /not checked/);
   const metrics = (since: number) => async () => ({ status: 200, text: `# HELP x\nbackplane_ratelimit_alone_since_seconds ${since}\n` });
@@ -192,7 +206,7 @@ test.serial('backplane doctor prints one line per check and exits 1 on a fail', 
   const body = JSON.parse(result.stdout) as { ok: boolean; checks: Array<{ check: string; status: string; message: string }> };
   t.deepEqual(
     body.checks.map((entry) => entry.check),
-    ['configuration', 'database', 'migrations', 'clock', 'pool_size', 'instances', 'jobs', 'api_files', 'rate_limiter', 'providers'],
+    ['configuration', 'database', 'migrations', 'clock', 'pool_size', 'instances', 'jobs', 'trusted_proxies', 'api_files', 'rate_limiter', 'providers'],
   );
   t.is(result.code, body.ok ? 0 : 1);
   const empty = mkdtempSync(join(tmpdir(), 'doctor-api-'));
