@@ -9,7 +9,7 @@ import { readRevocationBacklog } from '../modules/identities/index.ts';
 import { type JobsServiceDeps, type RecordJobDefinitionChange, createJobsModule } from '../modules/jobs/index.ts';
 import { createRetentionModule } from '../modules/retention/index.ts';
 import { createSettingsModule } from '../modules/settings/index.ts';
-import { createNotificationListener } from '../platform/db/listener.ts';
+import type { NotificationListener } from '../platform/db/listener.ts';
 import type { Queryable } from '../platform/db/pool.ts';
 import type pg from 'pg';
 import type { RequestInfo } from '../platform/http/route.ts';
@@ -48,6 +48,18 @@ export function cliRequest(): RequestInfo {
   };
 }
 
+/**
+ * A command lives for seconds and reads each table once: it follows no NOTIFY. (A real listener
+ * closed while its connect is in flight would also connect afterwards and reload on an ended pool.)
+ */
+const noNotifications: NotificationListener = {
+  listen: () => undefined,
+  onConnected: () => undefined,
+  listening: async () => undefined,
+  connected: false,
+  close: async () => undefined,
+};
+
 export interface CliServices {
   settings: Awaited<ReturnType<typeof createSettingsModule>>['service'];
   jobs: JobsServiceDeps;
@@ -61,7 +73,7 @@ export interface CliServices {
  * no scheduler, no workers, no heartbeat.
  */
 export async function withServices<T>(pool: pg.Pool, url: string, config: Config, work: (services: CliServices) => Promise<T>): Promise<T> {
-  const listener = createNotificationListener(url, cliLogger);
+  const listener = noNotifications;
   const settings = await createSettingsModule({ pool, listener, logger: cliLogger, recordAudit });
   try {
     const retention = createRetentionModule({
@@ -89,9 +101,6 @@ export async function withServices<T>(pool: pg.Pool, url: string, config: Config
     });
     return await work({ settings: settings.service, jobs: jobs.service, audit: createAuditQueries(pool), retention: retention.service });
   } finally {
-    await listener.close();
-    // A reload the listener's connect set off must finish while the pool is still open.
-    await settings.reload();
     settings.close();
   }
 }
