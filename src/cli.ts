@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError } from './app/config.ts';
-import { AppError } from './platform/http/errors.ts';
+import { AppError } from './platform/errors.ts';
 import { UsageError, helpText, parseCommandArgs, resolveCommand, wantsHelp } from './commands/args.ts';
 import { COMMANDS, ROOT } from './commands/registry.ts';
 

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../platform/packageRoot.ts';
-import { buildOpenApiDocument } from '../platform/http/openapi.ts';
-import { API_INFO, createRoutes, unusedRouteDeps } from './routes.ts';
+import { API_INFO, apiDocument } from './modules.ts';
 
 type Operation = { summary: string; description?: string; 'x-permission'?: string; security?: unknown[] };
 
@@ -45,7 +44,7 @@ function llmsText(document: { paths: Record<string, Record<string, Operation>> }
 /** The generated files under api/: one generator, so they never disagree. */
 export async function renderApiFiles(): Promise<Record<string, string>> {
   const { version } = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string };
-  const document = buildOpenApiDocument(createRoutes(unusedRouteDeps(), version), { ...API_INFO, version }) as {
+  const document = apiDocument(version) as {
     paths: Record<string, Record<string, Operation>>;
   };
   return {

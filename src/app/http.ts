@@ -4,17 +4,18 @@ import type { Logger } from 'pino';
 import { accessLog } from '../platform/http/accessLog.ts';
 import { jsonBody } from '../platform/http/body.ts';
 import { answerClientErrors } from '../platform/http/clientError.ts';
-import { platformStatuses, type StatusTable } from '../platform/http/errors.ts';
+import { type StatusTable } from '../platform/errors.ts';
+import { platformStatuses } from '../platform/http/errors.ts';
 import { databaseUnavailableReason } from '../platform/db/unavailable.ts';
 import { mergeStatusTables, problemOf, problemRenderer } from '../platform/http/problem.ts';
 import { type EarlyAnswer, createRequestFrame } from '../platform/http/requestFrame.ts';
-import type { AnyRoute } from '../platform/http/route.ts';
+import type { BoundRoute } from '../platform/http/route.ts';
 import { type RouteGuard, buildRouter } from '../platform/http/router.ts';
 import type { HttpMetrics } from '../platform/metrics/registry.ts';
 
 export interface HttpAppOptions {
   logger: Logger;
-  routes: AnyRoute[];
+  routes: BoundRoute[];
   guard: RouteGuard;
   statuses: StatusTable[];
   metrics: HttpMetrics;

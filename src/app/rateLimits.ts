@@ -55,8 +55,7 @@ export function settingsRateLimits(settings: SettingsReader): RateLimitSettings 
 export function signInAttempts(limiter: RateLimiter<LimiterName>): AttemptLimits {
   return {
     // normalizeEmail, not the limiter's own lower-casing, decides which spellings share a budget (ADR 0063).
-    spendSignIn: async (email, request) =>
-      void (await spendAttempt(limiter, 'auth_login', signInKey(normalizeEmail(email), request.clientAddress), request.setHeader)),
-    spendMfaChange: async (accountId, request) => void (await spendAttempt(limiter, 'auth_mfa', mfaChangeKey(accountId), request.setHeader)),
+    spendSignIn: (email, origin) => spendAttempt(limiter, 'auth_login', signInKey(normalizeEmail(email), origin.clientAddress)),
+    spendMfaChange: (accountId) => spendAttempt(limiter, 'auth_mfa', mfaChangeKey(accountId)),
   };
 }

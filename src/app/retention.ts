@@ -1,39 +1,50 @@
-import { recordAuditEvent } from '../modules/audit/index.ts';
-import { type JobsServiceDeps, describeJob } from '../modules/jobs/index.ts';
-import { RETENTION_JOB, type RetentionJobStatus, type RetentionPurgeEvent, type RetentionSettings } from '../modules/retention/index.ts';
-import { type SettingsReader, formatDurationSeconds } from '../modules/settings/index.ts';
+import { auditEventsAging, recordAuditEvent } from '../modules/audit/index.ts';
+import { type JobsServiceDeps, describeJob, jobDefinitionHistoryAging, jobRunsAging } from '../modules/jobs/index.ts';
+import { releaseInstancesAging } from '../modules/releases/index.ts';
+import { RETENTION_JOB, type RetentionJobStatus, type RetentionPurged, type RetentionSettings } from '../modules/retention/index.ts';
+import { type DurationSettingName, type SettingsReader, formatDurationSeconds, settingsHistoryAging } from '../modules/settings/index.ts';
+import type { AgingTarget } from '../platform/db/aging.ts';
 import type { Queryable } from '../platform/db/pool.ts';
 
+/** What the retention job purges, as each table's owner declares it; retention puts them in its order. */
+export const RETENTION_TARGETS: ReadonlyArray<AgingTarget<DurationSettingName>> = [
+  auditEventsAging,
+  settingsHistoryAging,
+  jobDefinitionHistoryAging,
+  jobRunsAging,
+  releaseInstancesAging,
+];
+
 /** The retention settings' live values, from the settings held in memory. */
-export function retentionSettings(reader: SettingsReader): RetentionSettings {
+export function retentionSettings(reader: SettingsReader): RetentionSettings<DurationSettingName> {
   return {
     seconds: (name) => reader.duration(name),
     text: (name) => formatDurationSeconds(reader.duration(name)),
   };
 }
 
-/** The retention job as the jobs module reports it. */
-export async function retentionJobStatus(jobs: JobsServiceDeps): Promise<RetentionJobStatus> {
-  const status = await describeJob(jobs, RETENTION_JOB);
+/** The retention job as the jobs module reports it, read on the overview's bounded transaction. */
+export async function retentionJobStatus(jobs: JobsServiceDeps, db: Queryable): Promise<RetentionJobStatus> {
+  const status = await describeJob(jobs, RETENTION_JOB, db);
   return { enabled: status.enabled, nextRunAt: status.nextRunAt, lastRun: status.lastRun };
 }
 
 /** Each kind that lost rows becomes one `retention.purged` event, with the count and the cutoff. */
-export async function auditRetentionPurge(db: Queryable, event: RetentionPurgeEvent): Promise<void> {
+export async function auditRetentionPurge(db: Queryable, purged: RetentionPurged): Promise<void> {
   await recordAuditEvent(db, {
     actor: { kind: 'system', id: 'retention', label: 'system:retention' },
     action: 'retention.purged',
-    resource: { type: 'data', id: event.kind },
+    resource: { type: 'data', id: purged.kind },
     outcome: 'success',
     metadata: {
-      rows: event.rows,
-      before: event.cutoff.toISOString(),
-      setting: event.setting,
-      retention: formatDurationSeconds(event.retentionSeconds),
-      statements: event.statements,
-      longest_statement_ms: event.longestStatementMs,
-      longest_statement: event.longestStatement,
-      partitions_dropped: event.partitionsDropped,
+      rows: purged.deleted,
+      before: purged.cutoff.toISOString(),
+      setting: purged.setting,
+      retention: formatDurationSeconds(purged.retentionSeconds),
+      statements: purged.statements,
+      longest_statement_ms: purged.longestStatementMs,
+      longest_statement: purged.longestStatement,
+      partitions_dropped: purged.partitionsDropped,
     },
   });
 }

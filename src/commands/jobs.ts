@@ -2,7 +2,7 @@ import { changeDefinition, listDefinitions, requestRun } from '../modules/jobs/i
 import { type Flags, flag, hasFlag } from './args.ts';
 import { withDatabase } from './database.ts';
 import { printJson, printTable } from './output.ts';
-import { cliRequest, withServices } from './services.ts';
+import { cliChange, withServices } from './services.ts';
 
 /** `jobs list` · `jobs run NAME` · `jobs enable|disable NAME --reason R`: as /ops/jobs. */
 export async function jobs(flags: Flags): Promise<number> {
@@ -24,9 +24,9 @@ export async function jobs(flags: Flags): Promise<number> {
           }
           return;
         }
-        const request = cliRequest();
+        const by = cliChange();
         if (action === 'run') {
-          const run = await requestRun(service, name!, request);
+          const run = await requestRun(service, name!, { accountId: null, requestId: by.requestId });
           if (json) {
             printJson(run);
           } else {
@@ -34,7 +34,7 @@ export async function jobs(flags: Flags): Promise<number> {
           }
           return;
         }
-        const definition = await changeDefinition(service, name!, { enabled: action === 'enable', reason }, request);
+        const definition = await changeDefinition(service, name!, { enabled: action === 'enable', reason }, by);
         if (json) {
           printJson(definition);
         } else {

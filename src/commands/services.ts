@@ -1,52 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import client from 'prom-client';
-import pino from 'pino';
-import type { Config } from '../app/config.ts';
-import { jobDefinitions } from '../app/jobs.ts';
-import { auditRetentionPurge, retentionJobStatus, retentionSettings } from '../app/retention.ts';
-import { CLI_ACTOR, createAuditQueries, ensureAuditEventPartitions, recordAuditEvent } from '../modules/audit/index.ts';
-import { readRevocationBacklog } from '../modules/identities/index.ts';
-import { type JobsServiceDeps, type RecordJobDefinitionChange, createJobsModule } from '../modules/jobs/index.ts';
-import { createRetentionModule } from '../modules/retention/index.ts';
-import { createSettingsModule } from '../modules/settings/index.ts';
-import type { NotificationListener } from '../platform/db/listener.ts';
-import type { Queryable } from '../platform/db/pool.ts';
 import type pg from 'pg';
-import type { RequestInfo } from '../platform/http/route.ts';
+import pino from 'pino';
+import client from 'prom-client';
+import type { Config } from '../app/config.ts';
+import { RETENTION_TARGETS, auditRetentionPurge, retentionJobStatus, retentionSettings } from '../app/retention.ts';
+import { testJobDefinitions } from '../app/testJobs.ts';
+import { CLI_ACTOR, auditModule, createAuditQueries, ensureAuditEventPartitions } from '../modules/audit/index.ts';
+import { revokeTokensJob } from '../modules/identities/index.ts';
+import { type JobsServiceDeps, jobsModule } from '../modules/jobs/index.ts';
+import { ratelimitCleanupJob } from '../modules/ratelimit/index.ts';
+import { retentionModule } from '../modules/retention/index.ts';
+import { settingsModule } from '../modules/settings/index.ts';
+import type { ChangedBy } from '../platform/caller.ts';
+import type { NotificationListener } from '../platform/db/listener.ts';
 
 /** Logs of the services go to stderr, so stdout stays the command's data (--json). */
 export const cliLogger = pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2));
-
-const recordAudit = async (tx: Queryable, event: Parameters<typeof recordAuditEvent>[1]) => void (await recordAuditEvent(tx, event));
-
-/** The audit event `jobs.definition.changed`, as src/app/jobs.ts records it, with the CLI as actor. */
-const recordJobChangeAsCli: RecordJobDefinitionChange = async (tx, event) => {
-  await recordAuditEvent(tx, {
-    actor: CLI_ACTOR,
-    action: 'jobs.definition.changed',
-    resource: { type: 'job_definition', id: event.job },
-    outcome: 'success',
-    requestId: event.requestId,
-    userAgent: event.userAgent,
-    metadata: { before: event.before, after: event.after, reason: event.reason },
-  });
-};
-
-/**
- * What the services see of a command: history rows name system:cli. The services' Actor type
- * knows only accounts; the audit events themselves are recorded with CLI_ACTOR.
- */
-export function cliRequest(): RequestInfo {
-  return {
-    requestId: `cli-${randomUUID()}`,
-    actor: { kind: 'account', id: CLI_ACTOR.id, label: CLI_ACTOR.label, methods: ['cli'] },
-    clientAddress: '',
-    userAgent: 'backplane-cli',
-    header: () => '',
-    setHeader: () => undefined,
-    setStatus: () => undefined,
-  };
-}
 
 /**
  * A command lives for seconds and reads each table once: it follows no NOTIFY. (A real listener
@@ -60,47 +29,57 @@ const noNotifications: NotificationListener = {
   close: async () => undefined,
 };
 
+/** Who changes things from a command: history rows and audit events name system:cli. */
+export function cliChange(): ChangedBy & { requestId: string } {
+  return { actor: CLI_ACTOR, requestId: `cli-${randomUUID()}`, userAgent: 'backplane-cli' };
+}
+
+type Settings = Awaited<ReturnType<typeof settingsModule.create>>;
+
 export interface CliServices {
-  settings: Awaited<ReturnType<typeof createSettingsModule>>['service'];
+  settings: Settings['api']['service'];
   jobs: JobsServiceDeps;
   audit: ReturnType<typeof createAuditQueries>;
-  retention: ReturnType<typeof createRetentionModule>['service'];
+  retention: Awaited<ReturnType<typeof retentionModule.create>>['routeDeps'];
 }
 
 /**
- * Every service a command uses, built in this one place the way src/app/instance.ts builds them
+ * Every service a command uses, built in this one place the way src/app/modules.ts builds them
  * for the API, so commands run the same validation, history and audit. Nothing is started:
  * no scheduler, no workers, no heartbeat.
  */
 export async function withServices<T>(pool: pg.Pool, url: string, config: Config, work: (services: CliServices) => Promise<T>): Promise<T> {
-  const listener = noNotifications;
-  const settings = await createSettingsModule({ pool, listener, logger: cliLogger, recordAudit });
+  const { recordAudit } = (await auditModule.create({ pool })).api;
+  const settings = await settingsModule.create({ pool, listener: noNotifications, logger: cliLogger, recordAudit });
   try {
-    const retention = createRetentionModule({
+    const jobsCreated: { service?: JobsServiceDeps } = {};
+    const retention = await retentionModule.create({
+      targets: RETENTION_TARGETS,
       pool,
       connectionString: url,
-      settings: retentionSettings(settings.reader),
-      jobStatus: () => retentionJobStatus(jobs.service),
+      settings: retentionSettings(settings.api.reader),
+      jobStatus: (db) => retentionJobStatus(jobsCreated.service!, db),
       ensureAuditEventPartitions: () => ensureAuditEventPartitions(pool),
       recordPurge: auditRetentionPurge,
     });
     const notRunHere = () => Promise.reject(new Error('jobs do not run in backplane commands'));
-    const jobs = createJobsModule({
+    const jobs = await jobsModule.create({
       pool,
-      listener,
+      listener: noNotifications,
       logger: cliLogger,
       registry: new client.Registry(),
       runTask: notRunHere,
       instanceId: 'cli',
-      // Handlers never run here: the CLI reads and changes definitions and queues runs; the overview reads backlogs.
-      definitions: jobDefinitions(config, { identities: { revokeQueuedTokens: notRunHere, readBacklog: readRevocationBacklog }, retention: retention.job }),
+      // The jobs of src/app/modules.ts; handlers never run here: commands read and change definitions and queue runs.
+      definitions: [revokeTokensJob(notRunHere), ratelimitCleanupJob, ...(retention.jobs ?? []), ...(config.testJobs ? testJobDefinitions() : [])],
       workers: 0,
       queues: [],
       leaseSeconds: config.jobLeaseSeconds,
-      recordDefinitionChange: recordJobChangeAsCli,
+      recordAudit,
     });
-    return await work({ settings: settings.service, jobs: jobs.service, audit: createAuditQueries(pool), retention: retention.service });
+    jobsCreated.service = jobs.api.service;
+    return await work({ settings: settings.api.service, jobs: jobs.api.service, audit: createAuditQueries(pool), retention: retention.routeDeps });
   } finally {
-    settings.close();
+    await settings.close?.();
   }
 }

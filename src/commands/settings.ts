@@ -1,9 +1,8 @@
 import { SETTINGS, settingBody } from '../modules/settings/index.ts';
-import { CLI_ACTOR } from '../modules/audit/index.ts';
 import { type Flags, flag, hasFlag, integerFlag } from './args.ts';
 import { withDatabase } from './database.ts';
 import { printJson, printTable } from './output.ts';
-import { cliRequest, withServices } from './services.ts';
+import { cliChange, withServices } from './services.ts';
 
 type Setting = ReturnType<typeof settingBody>;
 
@@ -38,12 +37,7 @@ export async function settings(flags: Flags): Promise<number> {
     (pool, { url, config }) =>
       withServices(pool, url, config, async ({ settings: service }) => {
         if (action === 'set') {
-          const request = cliRequest();
-          return service.change([{ name: name!, value: valueOf(name!, text!), version }], flag(flags, 'reason'), {
-            actor: CLI_ACTOR,
-            requestId: request.requestId,
-            userAgent: request.userAgent,
-          });
+          return service.change([{ name: name!, value: valueOf(name!, text!), version }], flag(flags, 'reason'), cliChange());
         }
         return action === 'get' ? [service.get(name!)] : service.list(flag(flags, 'group'));
       }),

@@ -1,7 +1,6 @@
 import type pg from 'pg';
-import { PG, pgCode } from '../../platform/db/pgErrors.ts';
+import { boundedRead } from '../../platform/db/boundedRead.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
-import { withTransaction } from '../../platform/db/transaction.ts';
 import { AuditError } from './errors.ts';
 import {
   type AuditFilter,
@@ -10,7 +9,6 @@ import {
   selectAuditDays,
   selectAuditEvents,
   selectAuditGroups,
-  setStatementTimeout,
 } from './store.ts';
 
 export const QUERY_TIMEOUT_MS = 5_000;
@@ -35,21 +33,9 @@ export interface AuditQueriesOptions {
 export function createAuditQueries(pool: pg.Pool, options: AuditQueriesOptions = {}) {
   const timeoutMs = options.timeoutMs ?? QUERY_TIMEOUT_MS;
 
-  async function bounded<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    try {
-      return await withTransaction(pool, async (tx) => {
-        await setStatementTimeout(tx, timeoutMs);
-        return work(tx);
-      });
-    } catch (error) {
-      if (pgCode(error) === PG.queryCanceled) {
-        throw new AuditError('audit_query_timeout', `The audit query took longer than ${timeoutMs / 1000} s; narrow the filters or the window.`, {
-          cause: error,
-        });
-      }
-      throw error;
-    }
-  }
+  const timedOut = (cause: unknown) =>
+    new AuditError('audit_query_timeout', `The audit query took longer than ${timeoutMs / 1000} s; narrow the filters or the window.`, { cause });
+  const bounded = <T>(work: (tx: Queryable) => Promise<T>): Promise<T> => boundedRead(pool, timeoutMs, timedOut, work);
 
   return {
     list(filter: AuditFilter, beforeId: string | undefined, limit: number): Promise<StoredAuditEvent[]> {

@@ -1,5 +1,6 @@
-import { isIP } from 'node:net';
+import type { AuditEvent } from '../../platform/audit.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
+import { normaliseAddress } from '../../platform/http/clientAddress.ts';
 import { prepareMetadata } from './redaction.ts';
 import { insertAuditEvent } from './store.ts';
 
@@ -10,29 +11,14 @@ export const ACTION_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 /** The actor of changes made by `backplane` commands. */
 export const CLI_ACTOR = { kind: 'system', id: 'cli', label: 'system:cli' } as const;
 
-export interface AuditEventInput {
-  /** Defaults to the database's now(). */
-  occurredAt?: Date;
-  actor: { kind: string; id?: string; label?: string };
-  /** Dotted lowercase segments, at least two: `settings.value.changed`. */
-  action: string;
-  resource?: { type: string; id: string };
-  outcome: (typeof OUTCOMES)[number];
-  requestId?: string;
-  /** The resolved client (after trusted proxies); anything that is not an IP is stored as null. */
-  clientAddress?: string | undefined;
-  userAgent?: string | undefined;
-  metadata?: Record<string, unknown>;
-}
+/** An audit event as any module describes it (the platform's audit port). */
+export type AuditEventInput = AuditEvent;
 
 function text(value: string | undefined, max: number): string {
   return [...(value ?? '').replace(/\u0000/g, '')].slice(0, max).join('');
 }
 
-function inet(address: string | undefined): string | null {
-  const bare = (address ?? '').replace(/%.*$/, '');
-  return isIP(bare) ? bare : null;
-}
+const inet = (address: string | undefined): string | null => normaliseAddress(address ?? '') ?? null;
 
 /**
  * Records one audit event with the caller's query runner: pass the transaction of the change so

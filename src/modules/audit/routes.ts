@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { defineRoute } from '../../platform/http/route.ts';
+import { routeDefiner } from '../../platform/http/route.ts';
 import { dateTime } from '../../platform/http/schemas.ts';
 import { ACTION_PATTERN, ACTOR_KINDS, OUTCOMES } from './record.ts';
 import type { AuditQueries } from './queries.ts';
 import type { StoredAuditEvent } from './store.ts';
+import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 const DAY_MS = 86_400_000;
 const STATS_DEFAULT_DAYS = 7;
@@ -31,7 +32,7 @@ const fromBeforeTo = (query: { from?: Date | undefined; to?: Date | undefined },
 const ListQuery = z
   .object({
     ...filterFields,
-    cursor: z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page').optional(),
+    cursor: PageCursor.optional(),
     limit: z.coerce.number().int().min(1).max(100).default(50),
   })
   .superRefine(fromBeforeTo);
@@ -101,53 +102,58 @@ function filterOf(query: z.infer<typeof ListQuery> | z.infer<typeof StatsQuery>)
   };
 }
 
-export function auditRoutes(deps: { audit: AuditQueries }) {
-  return [
-    defineRoute({
-      method: 'GET',
-      path: '/ops/audit',
-      permission: 'ops.audit.read',
-      tag: 'ops',
-      summary: 'Audit events, newest first, in keyset pages',
-      description: 'Bounded by 5 s: a slower read is 503 `audit_query_timeout`. Reading the log is not itself audited.',
-      query: ListQuery,
-      responses: { 200: z.object({ events: z.array(AuditEvent), next_cursor: z.string().optional() }) },
-      problems: ['audit_query_timeout'],
-      handler: async ({ query }) => {
-        const rows = await deps.audit.list(filterOf(query), query.cursor, query.limit + 1);
-        const page = rows.slice(0, query.limit);
-        return {
-          events: page.map(auditEventBody),
-          ...(rows.length > query.limit ? { next_cursor: page.at(-1)!.id } : {}),
-        };
-      },
-    }),
-    defineRoute({
-      method: 'GET',
-      path: '/ops/audit/stats',
-      permission: 'ops.audit.read',
-      tag: 'ops',
-      summary: 'Audit events counted by action, outcome, actor kind, resource type or day',
-      description:
-        `The window defaults to the last ${STATS_DEFAULT_DAYS} days and spans at most ${STATS_MAX_DAYS}. ` +
-        'The 50 largest groups by count, the rest summed in `other`; `day` gives every UTC day of the window. ' +
-        'Bounded by 5 s: a slower read is 503 `audit_query_timeout`.',
-      query: StatsQuery,
-      responses: { 200: Stats },
-      problems: ['audit_query_timeout'],
-      handler: async ({ query }) => {
-        const to = query.to ?? new Date();
-        const from = query.from ?? new Date(to.getTime() - STATS_DEFAULT_DAYS * DAY_MS);
-        const stats = await deps.audit.stats({ ...filterOf(query), from, to }, query.group_by);
-        return {
-          from: stats.from.toISOString(),
-          to: stats.to.toISOString(),
-          group_by: stats.groupBy,
-          total: stats.total,
-          groups: stats.groups,
-          other: stats.other,
-        };
-      },
-    }),
-  ];
+/** What the audit routes' handlers receive. */
+export interface AuditRouteDeps {
+  audit: AuditQueries;
 }
+
+const defineRoute = routeDefiner<AuditRouteDeps>();
+
+export const auditRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/ops/audit',
+    permission: 'ops.audit.read',
+    tag: 'ops',
+    summary: 'Audit events, newest first, in keyset pages',
+    description: 'Bounded by 5 s: a slower read is 503 `audit_query_timeout`. Reading the log is not itself audited.',
+    query: ListQuery,
+    responses: { 200: z.object({ events: z.array(AuditEvent), next_cursor: z.string().optional() }) },
+    problems: ['audit_query_timeout'],
+    handler: async ({ query, deps }) => {
+      const rows = await deps.audit.list(filterOf(query), query.cursor, rowsForPage(query.limit));
+      const { page, nextCursor } = keysetPage(rows, query.limit);
+      return {
+        events: page.map(auditEventBody),
+        ...nextCursor,
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/ops/audit/stats',
+    permission: 'ops.audit.read',
+    tag: 'ops',
+    summary: 'Audit events counted by action, outcome, actor kind, resource type or day',
+    description:
+      `The window defaults to the last ${STATS_DEFAULT_DAYS} days and spans at most ${STATS_MAX_DAYS}. ` +
+      'The 50 largest groups by count, the rest summed in `other`; `day` gives every UTC day of the window. ' +
+      'Bounded by 5 s: a slower read is 503 `audit_query_timeout`.',
+    query: StatsQuery,
+    responses: { 200: Stats },
+    problems: ['audit_query_timeout'],
+    handler: async ({ query, deps }) => {
+      const to = query.to ?? new Date();
+      const from = query.from ?? new Date(to.getTime() - STATS_DEFAULT_DAYS * DAY_MS);
+      const stats = await deps.audit.stats({ ...filterOf(query), from, to }, query.group_by);
+      return {
+        from: stats.from.toISOString(),
+        to: stats.to.toISOString(),
+        group_by: stats.groupBy,
+        total: stats.total,
+        groups: stats.groups,
+        other: stats.other,
+      };
+    },
+  }),
+];

@@ -162,11 +162,3 @@ export async function selectAuditDays(db: Queryable, filter: AuditFilter & { fro
   const result = await db.query<{ key: string; count: string }>(selectAuditDaysSql, filterValues(filter));
   return result.rows.map((row) => ({ key: row.key, count: Number(row.count) }));
 }
-
-const setStatementTimeoutSql = `
-select set_config('statement_timeout', $1, true)`;
-
-/** Bounds every later statement of the transaction; a longer one fails with query_canceled. */
-export async function setStatementTimeout(tx: Queryable, ms: number): Promise<void> {
-  await tx.query(setStatementTimeoutSql, [`${ms}ms`]);
-}

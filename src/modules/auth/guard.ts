@@ -1,10 +1,14 @@
 import type { Context } from 'koa';
-import { AppError, forbidden, unauthenticated } from '../../platform/http/errors.ts';
-import type { Actor } from '../../platform/http/route.ts';
+import { AppError } from '../../platform/errors.ts';
+import { forbidden, unauthenticated } from '../../platform/http/errors.ts';
+import type { Actor } from '../../platform/caller.ts';
 import type { RouteGuard } from '../../platform/http/router.ts';
 import type { AccessRevocations } from './accessRevocations.ts';
 import type { VerifiedClaims, VerifyFailure } from './accessTokens.ts';
 import type { GrantsCache } from './grantsCache.ts';
+import type { Queryable } from '../../platform/db/pool.ts';
+import { findAccountById } from './store/accounts.ts';
+import { isSessionEnded } from './store/sessions.ts';
 
 // RFC 9110 section 11.1: the scheme is case-insensitive; one or more spaces before the credentials.
 const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i;
@@ -13,6 +17,47 @@ const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i;
 export function bearerToken(header: string): string | undefined {
   return BEARER.exec(header.trim())?.[1];
 }
+type Verify = (token: string) => Promise<VerifiedClaims | VerifyFailure>;
+
+/** The claims of an `Authorization` header's bearer token; 401 naming what is wrong otherwise. */
+async function verifyBearer(header: string, verify: Verify): Promise<VerifiedClaims> {
+  if (!header) {
+    throw unauthenticated('The Authorization header with a bearer token is missing.');
+  }
+  const token = bearerToken(header);
+  if (!token) {
+    throw unauthenticated('The Authorization header is not a bearer token.');
+  }
+  const claims = await verify(token);
+  if (claims === 'expired') {
+    throw unauthenticated('The bearer token has expired.');
+  }
+  if (claims === 'invalid') {
+    throw unauthenticated('The bearer token is not valid.');
+  }
+  return claims;
+}
+
+/**
+ * The account of a bearer header on a public route that may carry one (linking a provider): the
+ * guard's check, then the account and session read from the database, since linking is rare.
+ */
+export function identifyBearer(db: Queryable, verify: Verify) {
+  return async (header: string): Promise<{ id: string; email: string }> => {
+    let claims: VerifiedClaims;
+    try {
+      claims = await verifyBearer(header, verify);
+    } catch {
+      throw unauthenticated('The bearer token is not valid; sign in again to link a provider.');
+    }
+    const account = await findAccountById(db, claims.accountId);
+    if (!account || account.lockedAt || (claims.sessionId !== undefined && (await isSessionEnded(db, claims.sessionId)))) {
+      throw unauthenticated('The bearer token names an account or a session that has ended; sign in again to link a provider.');
+    }
+    return { id: account.id, email: account.email };
+  };
+}
+
 /** Sign-in methods that prove a second factor; `cli` tokens come from an operator at the database. */
 const SECOND_FACTORS = new Set(['otp', 'recovery', 'cli']);
 
@@ -26,28 +71,14 @@ export interface OpsMfaPolicy {
  * from the in-memory grants.
  */
 export function createRouteGuard(
-  verify: (token: string) => Promise<VerifiedClaims | VerifyFailure>,
+  verify: Verify,
   grantsCache: GrantsCache,
   mfaPolicy: OpsMfaPolicy,
   revocations: Pick<AccessRevocations, 'ended'>,
 ): RouteGuard {
   return {
     async authenticate(ctx: Context): Promise<Actor> {
-      const header = ctx.get('Authorization');
-      if (!header) {
-        throw unauthenticated('The Authorization header with a bearer token is missing.');
-      }
-      const token = bearerToken(header);
-      if (!token) {
-        throw unauthenticated('The Authorization header is not a bearer token.');
-      }
-      const claims = await verify(token);
-      if (claims === 'expired') {
-        throw unauthenticated('The bearer token has expired.');
-      }
-      if (claims === 'invalid') {
-        throw unauthenticated('The bearer token is not valid.');
-      }
+      const claims = await verifyBearer(ctx.get('Authorization'), verify);
       if (revocations.ended(claims)) {
         throw unauthenticated('The session or the account of this token has ended.');
       }

@@ -1,52 +1,79 @@
 import type { Logger } from 'pino';
 import type { NotificationListener } from '../../platform/db/listener.ts';
+import type pg from 'pg';
 import type { Queryable } from '../../platform/db/pool.ts';
+import type { RecordAudit } from '../../platform/audit.ts';
+import { defineModule } from '../../platform/module.ts';
+import type { SecretBox } from '../../platform/secrets/secretBox.ts';
 import { createAccessRevocations } from './accessRevocations.ts';
 import { createTokenVerifier } from './accessTokens.ts';
 import { authStatuses } from './errors.ts';
 import { createGrantsCache } from './grantsCache.ts';
-import { type OpsMfaPolicy, createRouteGuard } from './guard.ts';
-import { loadSigningKey } from './signingKeys.ts';
+import { type OpsMfaPolicy, createRouteGuard, identifyBearer } from './guard.ts';
+import { mfaRoutes } from './mfaRoutes.ts';
+import { createRoleChanges } from './roleChanges.ts';
+import { rolesRoutes } from './rolesRoutes.ts';
+import { authRoutes } from './routes.ts';
+import type { AttemptLimits } from './signIn.ts';
+import { signInRoutes } from './signInRoutes.ts';
+import { type SigningKey, loadSigningKey } from './signingKeys.ts';
 
-export interface AuthModuleDeps {
-  db: Queryable;
-  listener: NotificationListener;
-  logger: Logger;
-  jwtPrivateKey: string | undefined;
-  mfaPolicy: OpsMfaPolicy;
-}
-
-export { authRoutes } from './routes.ts';
-export { rolesRoutes } from './rolesRoutes.ts';
 export { createRoleChanges, type RoleChanges, type RecordRoleAudit } from './roleChanges.ts';
 export { type OpsMfaPolicy, bearerToken } from './guard.ts';
 export { normalizeEmail, parseEmail, type ParsedEmail } from './email.ts';
 export { authStatuses } from './errors.ts';
-export { signInRoutes } from './signInRoutes.ts';
-export { mfaRoutes } from './mfaRoutes.ts';
 export { completeSignIn, type SignedIn, type SessionDeps } from './sessions.ts';
-export type { AttemptLimits, SignInDeps } from './signIn.ts';
-export type { AuthAuditEvent, RecordAuthAudit } from './authAudit.ts';
+export { accountDirectory } from './accountDirectory.ts';
+export { loadSigningKey, type SigningKey } from './signingKeys.ts';
 // For backplane commands, which reach the module only through this file.
 export { createAccount, createRole, grantRoleToAccount, issueCliToken, setAccountLockedByEmail } from './service.ts';
 export { listAccounts } from './store/accounts.ts';
 export { listRoles } from './store/roles.ts';
-export { loadSigningKey } from './signingKeys.ts';
 
-export async function createAuthModule(deps: AuthModuleDeps) {
-  const signingKey = await loadSigningKey(deps.db, deps.jwtPrivateKey);
-  const grantsCache = createGrantsCache(deps.db, deps.listener, deps.logger);
-  await grantsCache.reload();
-  const revocations = createAccessRevocations(deps.db, deps.listener, deps.logger);
-  await revocations.load();
-  const guard = createRouteGuard(createTokenVerifier([signingKey.publicJwk]), grantsCache, deps.mfaPolicy, revocations);
-  return {
-    guard,
-    signingKey,
-    statuses: authStatuses,
-    close: () => {
-      grantsCache.close();
-      revocations.close();
-    },
-  };
+/** The account of a bearer header, checked as the route guard does (tests and commands build one on its own). */
+export const bearerIdentifier = (db: Queryable, signingKey: SigningKey) => identifyBearer(db, createTokenVerifier([signingKey.publicJwk]));
+export type { Attempt, AttemptLimits, SignInDeps } from './signIn.ts';
+
+export interface AuthNeeds {
+  pool: pg.Pool;
+  listener: NotificationListener;
+  logger: Logger;
+  jwtPrivateKey: string | undefined;
+  /** Seals the authenticator seeds. */
+  secrets: SecretBox;
+  /** The `auth.ops_require_mfa` setting, read on every check. */
+  mfaPolicy: OpsMfaPolicy;
+  attempts: AttemptLimits;
+  recordAudit: RecordAudit;
 }
+
+/** Accounts, roles, sessions, two-factor sign-in and the bearer check of every route. */
+export const authModule = defineModule({
+  name: 'auth',
+  routes: [...authRoutes, ...signInRoutes, ...mfaRoutes, ...rolesRoutes],
+  statuses: authStatuses,
+  async create(needs: AuthNeeds) {
+    const signingKey = await loadSigningKey(needs.pool, needs.jwtPrivateKey);
+    const grantsCache = createGrantsCache(needs.pool, needs.listener, needs.logger);
+    await grantsCache.reload();
+    const revocations = createAccessRevocations(needs.pool, needs.listener, needs.logger);
+    await revocations.load();
+    const verify = createTokenVerifier([signingKey.publicJwk]);
+    return {
+      api: {
+        guard: createRouteGuard(verify, grantsCache, needs.mfaPolicy, revocations),
+        signingKey,
+        /** The account of a bearer header, for a public route that may carry one (linking a provider). */
+        identifyBearer: identifyBearer(needs.pool, verify),
+      },
+      routeDeps: {
+        signIn: { pool: needs.pool, signingKey, secrets: needs.secrets, attempts: needs.attempts, recordAudit: needs.recordAudit },
+        roles: createRoleChanges(needs.pool, needs.recordAudit),
+      },
+      close: () => {
+        grantsCache.close();
+        revocations.close();
+      },
+    };
+  },
+});

@@ -1,10 +1,10 @@
 import type { Queryable } from '../../platform/db/pool.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
-import type { RequestInfo } from '../../platform/http/route.ts';
-import { type AuthAuditEvent, requestContext } from './authAudit.ts';
+import type { AuditEvent } from '../../platform/audit.ts';
+import { type Caller, actorRef, originOf } from '../../platform/caller.ts';
 import { AuthError } from './errors.ts';
 import { type SecondFactorInput, totpContext, useSecondFactor, useTotpCode } from './secondFactor.ts';
-import type { SignInDeps } from './signIn.ts';
+import { type Limited, type SignInDeps, afterAttempt } from './signIn.ts';
 import { confirmTotp, deleteSecondFactor, findTotp, replaceRecoveryCodes, upsertPendingTotp } from './store/mfa.ts';
 import { newRecoveryCodes, newTotpSecret, recoveryCodeHash } from './totp.ts';
 
@@ -12,21 +12,19 @@ const alreadyEnabled = () => new AuthError('mfa_already_enabled', 'Two-factor si
 const notEnabled = () => new AuthError('mfa_not_enabled', 'Two-factor sign-in is not on.');
 const invalidCode = () => new AuthError('invalid_code', 'The code is wrong or was already used.');
 
-function changed(request: RequestInfo, action: AuthAuditEvent['action']): AuthAuditEvent {
-  const actor = request.actor!;
+function changed(caller: Caller, action: string): AuditEvent {
   return {
-    ...requestContext(request),
+    ...originOf(caller),
     action,
-    actor: { kind: 'account', id: actor.id, label: actor.label },
-    resource: { type: 'account', id: actor.id },
+    actor: actorRef(caller.actor),
+    resource: { type: 'account', id: caller.actor.id },
     outcome: 'success',
     metadata: {},
   };
 }
 
 /** Starts authenticator setup: a new seed, sealed at rest, pending until a code confirms it. */
-export async function startTotp(deps: SignInDeps, request: RequestInfo): Promise<{ secret: string; otpauth_uri: string }> {
-  const actor = request.actor!;
+export async function startTotp(deps: SignInDeps, { actor }: Caller): Promise<{ secret: string; otpauth_uri: string }> {
   if ((await findTotp(deps.pool, actor.id))?.confirmed) {
     throw alreadyEnabled();
   }
@@ -44,10 +42,10 @@ async function issueRecoveryCodes(tx: Queryable, accountId: string): Promise<str
 }
 
 /** Confirms setup with a current code: TOTP is on from now, and the first recovery codes are returned. */
-export async function confirmTotpSetup(deps: SignInDeps, code: string, request: RequestInfo): Promise<{ recovery_codes: string[] }> {
-  const accountId = request.actor!.id;
-  await deps.attempts.spendMfaChange(accountId, request);
-  return withTransaction(deps.pool, async (tx) => {
+export async function confirmTotpSetup(deps: SignInDeps, code: string, caller: Caller): Promise<Limited<{ recovery_codes: string[] }>> {
+  const accountId = caller.actor.id;
+  const headers = await spendMfaChange(deps, accountId);
+  return afterAttempt(headers, () => withTransaction(deps.pool, async (tx) => {
     const totp = await findTotp(tx, accountId);
     if (!totp) {
       throw new AuthError('mfa_setup_not_started', 'Start authenticator setup first (POST /auth/mfa/totp).');
@@ -59,16 +57,24 @@ export async function confirmTotpSetup(deps: SignInDeps, code: string, request: 
       throw invalidCode();
     }
     const codes = await issueRecoveryCodes(tx, accountId);
-    await deps.recordAudit(tx, changed(request, 'auth.mfa.totp.enabled'));
+    await deps.recordAudit(tx, changed(caller, 'auth.mfa.totp.enabled'));
     return { recovery_codes: codes };
-  });
+  }));
+}
+
+async function spendMfaChange(deps: SignInDeps, accountId: string): Promise<Record<string, string>> {
+  const attempt = await deps.attempts.spendMfaChange(accountId);
+  if (!attempt.allowed) {
+    throw attempt.refusal;
+  }
+  return attempt.headers;
 }
 
 /** A change to an enabled second factor, proven by a current code or a recovery code. */
-async function changeEnabledFactor<T>(deps: SignInDeps, factor: SecondFactorInput, request: RequestInfo, change: (tx: Queryable) => Promise<T>): Promise<T> {
-  const accountId = request.actor!.id;
-  await deps.attempts.spendMfaChange(accountId, request);
-  return withTransaction(deps.pool, async (tx) => {
+async function changeEnabledFactor<T>(deps: SignInDeps, factor: SecondFactorInput, caller: Caller, change: (tx: Queryable) => Promise<T>): Promise<Limited<T>> {
+  const accountId = caller.actor.id;
+  const headers = await spendMfaChange(deps, accountId);
+  return afterAttempt(headers, () => withTransaction(deps.pool, async (tx) => {
     if (!(await findTotp(tx, accountId))?.confirmed) {
       throw notEnabled();
     }
@@ -76,21 +82,21 @@ async function changeEnabledFactor<T>(deps: SignInDeps, factor: SecondFactorInpu
       throw invalidCode();
     }
     return change(tx);
-  });
+  }));
 }
 
-export function disableTotp(deps: SignInDeps, factor: SecondFactorInput, request: RequestInfo): Promise<void> {
-  return changeEnabledFactor(deps, factor, request, async (tx) => {
-    await deleteSecondFactor(tx, request.actor!.id);
-    await deps.recordAudit(tx, changed(request, 'auth.mfa.totp.disabled'));
+export function disableTotp(deps: SignInDeps, factor: SecondFactorInput, caller: Caller): Promise<Limited<void>> {
+  return changeEnabledFactor(deps, factor, caller, async (tx) => {
+    await deleteSecondFactor(tx, caller.actor.id);
+    await deps.recordAudit(tx, changed(caller, 'auth.mfa.totp.disabled'));
   });
 }
 
 /** New recovery codes replace every earlier one, used or not. */
-export function regenerateRecoveryCodes(deps: SignInDeps, factor: SecondFactorInput, request: RequestInfo): Promise<{ recovery_codes: string[] }> {
-  return changeEnabledFactor(deps, factor, request, async (tx) => {
-    const codes = await issueRecoveryCodes(tx, request.actor!.id);
-    await deps.recordAudit(tx, changed(request, 'auth.mfa.recovery_codes.regenerated'));
+export function regenerateRecoveryCodes(deps: SignInDeps, factor: SecondFactorInput, caller: Caller): Promise<Limited<{ recovery_codes: string[] }>> {
+  return changeEnabledFactor(deps, factor, caller, async (tx) => {
+    const codes = await issueRecoveryCodes(tx, caller.actor.id);
+    await deps.recordAudit(tx, changed(caller, 'auth.mfa.recovery_codes.regenerated'));
     return { recovery_codes: codes };
   });
 }

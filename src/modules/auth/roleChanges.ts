@@ -1,31 +1,13 @@
 import type pg from 'pg';
-import type { Queryable } from '../../platform/db/pool.ts';
+import type { RecordAudit } from '../../platform/audit.ts';
+import type { ChangedBy } from '../../platform/caller.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { AuthError } from './errors.ts';
 import { checkRoleName, normalizePermissions } from './service.ts';
 import { type Role, findRole, insertRole, listRoles, lockRole, updateRolePermissions } from './store/roles.ts';
 
-/** An audit event as this module records it, inside the transaction of the change. */
-export interface RoleAuditEvent {
-  action: 'auth.role.created' | 'auth.role.changed' | 'auth.role.granted';
-  actor: { kind: string; id: string; label: string };
-  resource: { type: 'role' | 'account'; id: string };
-  outcome: 'success';
-  requestId?: string;
-  clientAddress?: string;
-  userAgent?: string;
-  metadata: Record<string, unknown>;
-}
-
 /** The audit trail, a port filled in by src/app/ and the commands. */
-export type RecordRoleAudit = (tx: Queryable, event: RoleAuditEvent) => Promise<void>;
-
-export interface RoleChangeContext {
-  actor: { kind: string; id: string; label: string };
-  requestId?: string;
-  clientAddress?: string;
-  userAgent?: string;
-}
+export type RecordRoleAudit = RecordAudit;
 
 export interface RolePut {
   name: string;
@@ -39,7 +21,7 @@ export interface RolePut {
  * Creates a custom role or replaces its permissions, with its audit event in the same
  * transaction. Built-in roles are refused; the same permissions change nothing.
  */
-export async function putRole(pool: pg.Pool, recordAudit: RecordRoleAudit, put: RolePut, context: RoleChangeContext): Promise<{ role: Role; created: boolean }> {
+export async function putRole(pool: pg.Pool, recordAudit: RecordRoleAudit, put: RolePut, context: ChangedBy): Promise<{ role: Role; created: boolean }> {
   checkRoleName(put.name);
   const permissions = normalizePermissions(put.permissions);
   return withTransaction(pool, async (tx) => {
@@ -73,7 +55,7 @@ export async function putRole(pool: pg.Pool, recordAudit: RecordRoleAudit, put: 
 export function createRoleChanges(pool: pg.Pool, recordAudit: RecordRoleAudit) {
   return {
     list: () => listRoles(pool),
-    put: (put: RolePut, context: RoleChangeContext) => putRole(pool, recordAudit, put, context),
+    put: (put: RolePut, context: ChangedBy) => putRole(pool, recordAudit, put, context),
   };
 }
 

@@ -1,10 +1,10 @@
-import { isIP } from 'node:net';
 import type pg from 'pg';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
-import type { RequestInfo } from '../../platform/http/route.ts';
+import { normaliseAddress } from '../../platform/http/clientAddress.ts';
+import type { RecordAudit } from '../../platform/audit.ts';
+import { type Caller, type RequestOrigin, actorRef, originOf } from '../../platform/caller.ts';
 import { issueAccessToken } from './accessTokens.ts';
-import { type RecordAuthAudit, requestContext } from './authAudit.ts';
 import { AuthError } from './errors.ts';
 import { newOpaqueToken, tokenHash } from './opaqueTokens.ts';
 import type { SigningKey } from './signingKeys.ts';
@@ -24,17 +24,14 @@ export interface SessionDeps {
   signingKey: SigningKey;
 }
 
-const clientIp = (address: string) => {
-  const bare = address.replace(/%.*$/, '');
-  return isIP(bare) ? bare : null;
-};
+const clientIp = (address: string) => normaliseAddress(address) ?? null;
 
 async function openSession(
   tx: Queryable,
   deps: SessionDeps,
   account: { id: string; email: string },
   methods: string[],
-  request: Pick<RequestInfo, 'clientAddress' | 'userAgent'>,
+  origin: Pick<RequestOrigin, 'clientAddress' | 'userAgent'>,
   familyId: string | null,
 ): Promise<SignedIn> {
   const refreshToken = newOpaqueToken();
@@ -44,8 +41,8 @@ async function openSession(
     familyId,
     methods,
     ttlSeconds: REFRESH_TOKEN_TTL_SECONDS,
-    userAgent: request.userAgent.slice(0, 500),
-    clientIp: clientIp(request.clientAddress),
+    userAgent: origin.userAgent.slice(0, 500),
+    clientIp: clientIp(origin.clientAddress),
   });
   if (!sessionId) {
     throw new AuthError('account_locked', 'The account is locked or no longer exists.');
@@ -63,9 +60,9 @@ export function completeSignIn(
   deps: SessionDeps,
   account: { id: string; email: string },
   methods: string[],
-  request: Pick<RequestInfo, 'clientAddress' | 'userAgent'>,
+  origin: Pick<RequestOrigin, 'clientAddress' | 'userAgent'>,
 ): Promise<SignedIn> {
-  return openSession(tx, deps, account, methods, request, null);
+  return openSession(tx, deps, account, methods, origin, null);
 }
 
 /**
@@ -74,9 +71,9 @@ export function completeSignIn(
  */
 export async function refreshSession(
   pool: pg.Pool,
-  deps: SessionDeps & { recordAudit: RecordAuthAudit },
+  deps: SessionDeps & { recordAudit: RecordAudit },
   refreshToken: string,
-  request: RequestInfo,
+  origin: RequestOrigin,
 ): Promise<SignedIn> {
   const outcome = await withTransaction(pool, async (tx) => {
     const session = await lockSessionByToken(tx, tokenHash(refreshToken));
@@ -86,7 +83,7 @@ export async function refreshSession(
     if (session.rotated) {
       const revoked = await revokeSessionFamily(tx, session.family_id);
       await deps.recordAudit(tx, {
-        ...requestContext(request),
+        ...originOf(origin),
         action: 'auth.session.reuse_detected',
         actor: { kind: 'account', id: session.account_id, label: session.email },
         resource: { type: 'account', id: session.account_id },
@@ -99,7 +96,7 @@ export async function refreshSession(
       return undefined;
     }
     await markSessionRotated(tx, session.id);
-    return openSession(tx, deps, { id: session.account_id, email: session.email }, session.methods, request, session.family_id);
+    return openSession(tx, deps, { id: session.account_id, email: session.email }, session.methods, origin, session.family_id);
   });
   if (!outcome) {
     throw new AuthError('invalid_refresh_token', 'The refresh token is unknown, expired, revoked or already used.');
@@ -111,8 +108,8 @@ export async function refreshSession(
  * Signs out: revokes the session family of the given refresh token (it must be the caller's), or
  * else the session the access token came from.
  */
-export async function signOut(pool: pg.Pool, deps: { recordAudit: RecordAuthAudit }, refreshToken: string | undefined, request: RequestInfo): Promise<void> {
-  const actor = request.actor!;
+export async function signOut(pool: pg.Pool, deps: { recordAudit: RecordAudit }, refreshToken: string | undefined, caller: Caller): Promise<void> {
+  const { actor } = caller;
   await withTransaction(pool, async (tx) => {
     const sessionId = refreshToken ? await findAccountSessionByToken(tx, actor.id, tokenHash(refreshToken)) : actor.sessionId;
     if (refreshToken && !sessionId) {
@@ -120,9 +117,9 @@ export async function signOut(pool: pg.Pool, deps: { recordAudit: RecordAuthAudi
     }
     const revoked = sessionId ? await revokeAccountSession(tx, actor.id, sessionId) : 0;
     await deps.recordAudit(tx, {
-      ...requestContext(request),
+      ...originOf(caller),
       action: 'auth.signed_out',
-      actor: { kind: 'account', id: actor.id, label: actor.label },
+      actor: actorRef(actor),
       resource: { type: 'account', id: actor.id },
       outcome: 'success',
       metadata: { sessions_revoked: revoked },

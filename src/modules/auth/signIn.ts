@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
-import type { RequestInfo } from '../../platform/http/route.ts';
+import { type RequestOrigin, originOf } from '../../platform/caller.ts';
+import { withHeaders } from '../../platform/errors.ts';
 import type { SecretBox } from '../../platform/secrets/secretBox.ts';
-import { type AuthAuditEvent, type RecordAuthAudit, requestContext } from './authAudit.ts';
+import type { AuditEvent, RecordAudit } from '../../platform/audit.ts';
 import { AuthError } from './errors.ts';
 import { newOpaqueToken, tokenHash } from './opaqueTokens.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
@@ -17,19 +18,40 @@ import { findOpenChallenge, findTotp, insertChallenge, useChallenge } from './st
 export const CHALLENGE_TTL_SECONDS = 5 * 60;
 export const SECOND_FACTOR_METHODS = ['totp', 'recovery_code'];
 
-/** The shared attempt budgets, a port filled in by src/app/ with the rate limiter; over budget it throws 429. */
+/**
+ * One attempt spent: the RateLimit header fields to answer with, or the refusal to throw (429 when
+ * the client is over its budget, 503 when no instance could decide).
+ */
+export type Attempt = { allowed: true; headers: Record<string, string> } | { allowed: false; refusal: Error; overLimit: boolean };
+
+/** The shared attempt budgets, a port filled in by src/app/ with the rate limiter. */
 export interface AttemptLimits {
   /** One sign-in attempt (password or second factor) for this email (normalizeEmail's key) from the client's network. */
-  spendSignIn(email: string, request: RequestInfo): Promise<void>;
+  spendSignIn(email: string, origin: RequestOrigin): Promise<Attempt>;
   /** One two-factor change attempt (confirm, disable, new recovery codes) of this account. */
-  spendMfaChange(accountId: string, request: RequestInfo): Promise<void>;
+  spendMfaChange(accountId: string): Promise<Attempt>;
+}
+
+/** What a use case that spent an attempt returns: its result, and the RateLimit fields of the answer. */
+export interface Limited<T> {
+  result: T;
+  headers: Record<string, string>;
+}
+
+/** Runs the rest of a use case that spent an attempt: its answer, refusals included, carries the attempt's RateLimit fields. */
+export async function afterAttempt<T>(headers: Record<string, string>, work: () => Promise<T>): Promise<Limited<T>> {
+  try {
+    return { result: await work(), headers };
+  } catch (error) {
+    throw withHeaders(error, headers);
+  }
 }
 
 export interface SignInDeps extends SessionDeps {
   pool: pg.Pool;
   secrets: SecretBox;
   attempts: AttemptLimits;
-  recordAudit: RecordAuthAudit;
+  recordAudit: RecordAudit;
 }
 
 export interface Challenge {
@@ -45,9 +67,9 @@ const unknownAccountHash = () => (dummyHash ??= hashPassword(randomBytes(16).toS
 const invalidCredentials = () => new AuthError('invalid_credentials', 'The email or password is wrong.');
 const accountLocked = () => new AuthError('account_locked', 'The account is locked; an operator can unlock it.');
 
-function failure(request: RequestInfo, reason: string, account: { id: string; email: string } | undefined, email: string): AuthAuditEvent {
+function failure(origin: RequestOrigin, reason: string, account: { id: string; email: string } | undefined, email: string): AuditEvent {
   return {
-    ...requestContext(request),
+    ...originOf(origin),
     action: 'auth.sign_in.failed',
     actor: account ? { kind: 'account', id: account.id, label: account.email } : { kind: 'anonymous', label: email.slice(0, 254) },
     ...(account ? { resource: { type: 'account' as const, id: account.id } } : {}),
@@ -56,26 +78,26 @@ function failure(request: RequestInfo, reason: string, account: { id: string; em
   };
 }
 
-/** Spends a sign-in attempt; a refusal is audited before it is answered. */
-async function spendSignInAttempt(deps: SignInDeps, email: string, account: { id: string; email: string } | undefined, request: RequestInfo) {
-  try {
-    await deps.attempts.spendSignIn(email, request);
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'too_many_attempts') {
-      await deps.recordAudit(deps.pool, failure(request, 'rate_limited', account, email));
+/** Spends a sign-in attempt; a refusal for being over the budget is audited before it is answered. */
+async function spendSignInAttempt(deps: SignInDeps, email: string, account: { id: string; email: string } | undefined, origin: RequestOrigin) {
+  const attempt = await deps.attempts.spendSignIn(email, origin);
+  if (!attempt.allowed) {
+    if (attempt.overLimit) {
+      await deps.recordAudit(deps.pool, failure(origin, 'rate_limited', account, email));
     }
-    throw error;
+    throw attempt.refusal;
   }
+  return attempt.headers;
 }
 
-async function signedIn(deps: SignInDeps, account: { id: string; email: string }, methods: string[], request: RequestInfo, work?: (tx: Queryable) => Promise<boolean>) {
+async function signedIn(deps: SignInDeps, account: { id: string; email: string }, methods: string[], origin: RequestOrigin, work?: (tx: Queryable) => Promise<boolean>) {
   return withTransaction(deps.pool, async (tx) => {
     if (work && !(await work(tx))) {
       return undefined;
     }
-    const tokens = await completeSignIn(tx, deps, account, methods, request);
+    const tokens = await completeSignIn(tx, deps, account, methods, origin);
     await deps.recordAudit(tx, {
-      ...requestContext(request),
+      ...originOf(origin),
       action: 'auth.sign_in.succeeded',
       actor: { kind: 'account', id: account.id, label: account.email },
       resource: { type: 'account', id: account.id },
@@ -90,51 +112,59 @@ async function signedIn(deps: SignInDeps, account: { id: string; email: string }
  * Password sign-in. The attempt is spent before the password is checked, so a flood costs no
  * argon2 work; an account with TOTP gets a single-use challenge for the second step instead of tokens.
  */
-export async function signInWithPassword(deps: SignInDeps, input: { email: string; password: string }, request: RequestInfo): Promise<SignedIn | Challenge> {
+export async function signInWithPassword(
+  deps: SignInDeps,
+  input: { email: string; password: string },
+  origin: RequestOrigin,
+): Promise<Limited<SignedIn | Challenge>> {
   // The budget's key is the account's key: every spelling that finds the account spends its budget (ADR 0063).
   const email = normalizeEmail(input.email);
-  await spendSignInAttempt(deps, email, undefined, request);
-  const account = await findAccountByEmail(deps.pool, email);
-  const valid = await verifyPassword(account?.passwordHash ?? (await unknownAccountHash()), input.password);
-  if (!account || !account.passwordHash || !valid) {
-    await deps.recordAudit(deps.pool, failure(request, 'invalid_credentials', account, email));
-    throw invalidCredentials();
-  }
-  if (account.lockedAt) {
-    await deps.recordAudit(deps.pool, failure(request, 'account_locked', account, email));
-    throw accountLocked();
-  }
-  if ((await findTotp(deps.pool, account.id))?.confirmed) {
-    const challengeToken = newOpaqueToken();
-    await insertChallenge(deps.pool, account.id, tokenHash(challengeToken), CHALLENGE_TTL_SECONDS);
-    return { challenge_token: challengeToken, methods: SECOND_FACTOR_METHODS, expires_in: CHALLENGE_TTL_SECONDS };
-  }
-  return (await signedIn(deps, account, ['pwd'], request))!;
+  const headers = await spendSignInAttempt(deps, email, undefined, origin);
+  return afterAttempt(headers, async (): Promise<SignedIn | Challenge> => {
+    const account = await findAccountByEmail(deps.pool, email);
+    const valid = await verifyPassword(account?.passwordHash ?? (await unknownAccountHash()), input.password);
+    if (!account || !account.passwordHash || !valid) {
+      await deps.recordAudit(deps.pool, failure(origin, 'invalid_credentials', account, email));
+      throw invalidCredentials();
+    }
+    if (account.lockedAt) {
+      await deps.recordAudit(deps.pool, failure(origin, 'account_locked', account, email));
+      throw accountLocked();
+    }
+    if ((await findTotp(deps.pool, account.id))?.confirmed) {
+      const challengeToken = newOpaqueToken();
+      await insertChallenge(deps.pool, account.id, tokenHash(challengeToken), CHALLENGE_TTL_SECONDS);
+      return { challenge_token: challengeToken, methods: SECOND_FACTOR_METHODS, expires_in: CHALLENGE_TTL_SECONDS };
+    }
+    return (await signedIn(deps, account, ['pwd'], origin))!;
+  });
 }
 
 /** The second step: a challenge from the password step and an authenticator or recovery code. */
 export async function signInWithSecondFactor(
   deps: SignInDeps,
   input: SecondFactorInput & { challenge_token: string },
-  request: RequestInfo,
-): Promise<SignedIn> {
+  origin: RequestOrigin,
+): Promise<Limited<SignedIn>> {
   const challenge = await findOpenChallenge(deps.pool, tokenHash(input.challenge_token));
   if (!challenge) {
     throw new AuthError('invalid_challenge', 'The challenge token is unknown, expired or already used.');
   }
   const account = { id: challenge.account_id, email: challenge.email };
   // Second-factor attempts count against the same budget as passwords.
-  await spendSignInAttempt(deps, challenge.email_normalized, account, request);
-  const tokens = await signedIn(deps, account, ['pwd', input.recovery_code === undefined ? 'otp' : 'recovery'], request, async (tx) => {
-    const method = await useSecondFactor(tx, deps.secrets, account.id, input);
-    if (method && !(await useChallenge(tx, challenge.id))) {
-      throw new AuthError('invalid_challenge', 'The challenge token is unknown, expired or already used.');
+  const headers = await spendSignInAttempt(deps, challenge.email_normalized, account, origin);
+  return afterAttempt(headers, async () => {
+    const tokens = await signedIn(deps, account, ['pwd', input.recovery_code === undefined ? 'otp' : 'recovery'], origin, async (tx) => {
+      const method = await useSecondFactor(tx, deps.secrets, account.id, input);
+      if (method && !(await useChallenge(tx, challenge.id))) {
+        throw new AuthError('invalid_challenge', 'The challenge token is unknown, expired or already used.');
+      }
+      return method !== undefined;
+    });
+    if (!tokens) {
+      await deps.recordAudit(deps.pool, failure(origin, 'invalid_code', account, challenge.email));
+      throw new AuthError('invalid_mfa', 'The second factor is wrong or was already used.');
     }
-    return method !== undefined;
+    return tokens;
   });
-  if (!tokens) {
-    await deps.recordAudit(deps.pool, failure(request, 'invalid_code', account, challenge.email));
-    throw new AuthError('invalid_mfa', 'The second factor is wrong or was already used.');
-  }
-  return tokens;
 }

@@ -1,8 +1,9 @@
+import type { AuthRouteDeps } from './routeDeps.ts';
 import { z } from 'zod';
 import { unauthenticated } from '../../platform/http/errors.ts';
-import { defineRoute } from '../../platform/http/route.ts';
+import { reply, routeDefiner } from '../../platform/http/route.ts';
 import { refreshSession, signOut } from './sessions.ts';
-import { type SignInDeps, signInWithPassword, signInWithSecondFactor } from './signIn.ts';
+import { signInWithPassword, signInWithSecondFactor } from './signIn.ts';
 import { findTotp } from './store/mfa.ts';
 import { findAccountById, listAccountRoles } from './store/accounts.ts';
 
@@ -28,82 +29,81 @@ export const oneFactor = (body: { code?: string | undefined; recovery_code?: str
   (body.code === undefined) !== (body.recovery_code === undefined);
 export const ONE_FACTOR = { message: 'send either code or recovery_code', path: ['code'] };
 
-export function signInRoutes(deps: { signIn: SignInDeps }) {
-  return [
-    defineRoute({
-      method: 'POST',
-      path: '/auth/sign-in',
-      tag: 'auth',
-      summary: 'Sign in with email and password',
-      description: 'Tokens (200), or a challenge for the second step (202) when the account has two-factor sign-in on.',
-      body: z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(1024) }),
-      responses: { 200: Tokens, 202: Challenge },
-      problems: ['invalid_email', 'invalid_credentials', 'account_locked', 'too_many_attempts', 'rate_limited'],
-      handler: async ({ body, request }) => {
-        const result = await signInWithPassword(deps.signIn, body, request);
-        if ('challenge_token' in result) {
-          request.setStatus(202);
-        }
-        return result;
-      },
-    }),
-    defineRoute({
-      method: 'POST',
-      path: '/auth/sign-in/mfa',
-      tag: 'auth',
-      summary: 'Finish a sign-in with an authenticator code or a recovery code',
-      body: z.object({ challenge_token: opaque, ...secondFactorFields }).refine(oneFactor, ONE_FACTOR),
-      responses: { 200: Tokens },
-      problems: ['invalid_challenge', 'invalid_mfa', 'account_locked', 'too_many_attempts', 'rate_limited'],
-      handler: ({ body, request }) => signInWithSecondFactor(deps.signIn, body, request),
-    }),
-    defineRoute({
-      method: 'POST',
-      path: '/auth/token',
-      tag: 'auth',
-      summary: 'Exchange a refresh token for a new pair (rotation)',
-      description: 'A refresh token works once; presenting a used one again revokes every token of its sign-in.',
-      body: z.object({ refresh_token: opaque }),
-      responses: { 200: Tokens },
-      problems: ['invalid_refresh_token', 'rate_limited'],
-      handler: ({ body, request }) => refreshSession(deps.signIn.pool, deps.signIn, body.refresh_token, request),
-    }),
-    defineRoute({
-      method: 'POST',
-      path: '/auth/sign-out',
-      auth: 'bearer',
-      tag: 'auth',
-      summary: 'Sign out: revoke the session of the refresh token, or else of this access token',
-      body: z.object({ refresh_token: opaque.optional() }),
-      status: 204,
-      responses: { 204: null },
-      problems: ['invalid_refresh_token', 'rate_limited'],
-      handler: async ({ body, request }) => {
-        await signOut(deps.signIn.pool, deps.signIn, body.refresh_token, request);
-      },
-    }),
-    defineRoute({
-      method: 'GET',
-      path: '/auth/me',
-      auth: 'bearer',
-      tag: 'auth',
-      summary: 'The signed-in account and how this token was obtained',
-      responses: {
-        200: z.object({ id: z.string(), email: z.string(), roles: z.array(z.string()), methods: z.array(z.string()), totp_enabled: z.boolean() }),
-      },
-      handler: async ({ request }) => {
-        const actor = request.actor!;
-        const [account, roles, totp] = await Promise.all([
-          findAccountById(deps.signIn.pool, actor.id),
-          listAccountRoles(deps.signIn.pool, actor.id),
-          findTotp(deps.signIn.pool, actor.id),
-        ]);
-        // Deleted or locked within the second before every instance knows it (ADR 0064).
-        if (!account || account.lockedAt) {
-          throw unauthenticated('The session or the account of this token has ended.');
-        }
-        return { id: actor.id, email: account.email, roles, methods: actor.methods, totp_enabled: totp?.confirmed ?? false };
-      },
-    }),
-  ];
-}
+const defineRoute = routeDefiner<AuthRouteDeps>();
+
+export const signInRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/auth/sign-in',
+    tag: 'auth',
+    summary: 'Sign in with email and password',
+    description: 'Tokens (200), or a challenge for the second step (202) when the account has two-factor sign-in on.',
+    body: z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(1024) }),
+    responses: { 200: Tokens, 202: Challenge },
+    problems: ['invalid_email', 'invalid_credentials', 'account_locked', 'too_many_attempts', 'rate_limited'],
+    handler: async ({ body, origin, deps }) => {
+      const { result, headers } = await signInWithPassword(deps.signIn, body, origin);
+      return reply(result, { status: 'challenge_token' in result ? 202 : 200, headers });
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/auth/sign-in/mfa',
+    tag: 'auth',
+    summary: 'Finish a sign-in with an authenticator code or a recovery code',
+    body: z.object({ challenge_token: opaque, ...secondFactorFields }).refine(oneFactor, ONE_FACTOR),
+    responses: { 200: Tokens },
+    problems: ['invalid_challenge', 'invalid_mfa', 'account_locked', 'too_many_attempts', 'rate_limited'],
+    handler: async ({ body, origin, deps }) => {
+    const { result, headers } = await signInWithSecondFactor(deps.signIn, body, origin);
+    return reply(result, { headers });
+  },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/auth/token',
+    tag: 'auth',
+    summary: 'Exchange a refresh token for a new pair (rotation)',
+    description: 'A refresh token works once; presenting a used one again revokes every token of its sign-in.',
+    body: z.object({ refresh_token: opaque }),
+    responses: { 200: Tokens },
+    problems: ['invalid_refresh_token', 'rate_limited'],
+    handler: ({ body, origin, deps }) => refreshSession(deps.signIn.pool, deps.signIn, body.refresh_token, origin),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/auth/sign-out',
+    auth: 'bearer',
+    tag: 'auth',
+    summary: 'Sign out: revoke the session of the refresh token, or else of this access token',
+    body: z.object({ refresh_token: opaque.optional() }),
+    status: 204,
+    responses: { 204: null },
+    problems: ['invalid_refresh_token', 'rate_limited'],
+    handler: async ({ body, caller, deps }) => {
+      await signOut(deps.signIn.pool, deps.signIn, body.refresh_token, caller);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/auth/me',
+    auth: 'bearer',
+    tag: 'auth',
+    summary: 'The signed-in account and how this token was obtained',
+    responses: {
+      200: z.object({ id: z.string(), email: z.string(), roles: z.array(z.string()), methods: z.array(z.string()), totp_enabled: z.boolean() }),
+    },
+    handler: async ({ caller: { actor }, deps }) => {
+      const [account, roles, totp] = await Promise.all([
+        findAccountById(deps.signIn.pool, actor.id),
+        listAccountRoles(deps.signIn.pool, actor.id),
+        findTotp(deps.signIn.pool, actor.id),
+      ]);
+      // Deleted or locked within the second before every instance knows it (ADR 0064).
+      if (!account || account.lockedAt) {
+        throw unauthenticated('The session or the account of this token has ended.');
+      }
+      return { id: actor.id, email: account.email, roles, methods: actor.methods, totp_enabled: totp?.confirmed ?? false };
+    },
+  }),
+];

@@ -1,19 +1,7 @@
+import type { ReadinessCheck } from '../../platform/readiness.ts';
 import { TimeoutError, withTimeout } from '../../platform/time.ts';
 
-export interface ReadinessCheck {
-  name: string;
-  /**
-   * Resolves when healthy, with the instant the fact was observed when it is older than now (a
-   * cached answer); a rejection's text is never shown to clients.
-   */
-  run(): Promise<void | Date>;
-  /** The fixed sentence shown when the check fails. */
-  failure: string;
-  /** Reported like the others but never fails readiness (a third party's outage must not empty the load balancer). */
-  optional?: boolean;
-  /** When the condition the check reports began, shown beside its failure. */
-  since?: () => Date | undefined;
-}
+export type { ReadinessCheck } from '../../platform/readiness.ts';
 
 export interface CheckResult {
   name: string;

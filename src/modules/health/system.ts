@@ -40,7 +40,10 @@ export interface MigrationsRead {
   readAt: Date;
 }
 
-interface DatabaseProbe {
+/** One database probe shared by concurrent /ops/system callers. */
+export type DatabaseProbe = () => Promise<ProbeResult>;
+
+interface ProbeResult {
   report: PromiseSettledResult<ReadinessReport>;
   /** Whether this probe read the migration state. */
   migrationsRead: boolean;
@@ -55,8 +58,8 @@ interface DatabaseProbe {
  * when rather than zeros (read on demand only: a query at start-up would compete with the
  * instance's own start).
  */
-export function createDatabaseProbe(deps: Pick<SystemDeps, 'readiness' | 'readMigrations'>): () => Promise<DatabaseProbe> {
-  let inFlight: Promise<DatabaseProbe> | undefined;
+export function createDatabaseProbe(deps: Pick<SystemDeps, 'readiness' | 'readMigrations'>): DatabaseProbe {
+  let inFlight: Promise<ProbeResult> | undefined;
   let lastRead: MigrationsRead | undefined;
   const readMigrations = async () => {
     const { current, latest, pending } = await withTimeout(deps.readMigrations(), 2_000);
@@ -88,7 +91,7 @@ function withMigrationsFailure(check: CheckResult, migrations: MigrationsRead | 
  * check's round trip, or how long it ran before failing. The migration counts are the last ones
  * read, with `read_at`; absent that, the current and pending counts are unknown and shown as 0.
  */
-export async function describeSystem(deps: SystemDeps, probe: () => Promise<DatabaseProbe>): Promise<SystemDescription> {
+export async function describeSystem(deps: SystemDeps, probe: DatabaseProbe): Promise<SystemDescription> {
   const { report, migrationsRead, migrations: lastRead } = await probe();
   const checks = report.status === 'fulfilled' ? report.value.checks : [];
   const databaseCheck = checks.find((check) => check.name === 'database');

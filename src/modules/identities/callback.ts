@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import type { Queryable } from '../../platform/db/pool.ts';
-import { type RequestInfo, requestOrigin } from '../../platform/http/route.ts';
+import { type RequestOrigin, originOf } from '../../platform/caller.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { type IdentitiesDeps, redirectUri, tokenContext } from './deps.ts';
 import { IdentityError } from './errors.ts';
@@ -68,8 +68,8 @@ const invalidState = () => new IdentityError('invalid_state', 'The sign-in state
  * The flow of this state if this browser started it, taken so it cannot be used again. A callback
  * from another browser (another cookie, or none) leaves the flow to the browser that owns it.
  */
-async function takeBrowserFlow(deps: IdentitiesDeps, provider: string, state: string, request: RequestInfo): Promise<Flow> {
-  const secret = readFlowCookie(flowCookie(deps.publicUrl), request.header('Cookie'));
+async function takeBrowserFlow(deps: IdentitiesDeps, provider: string, state: string, cookie: string): Promise<Flow> {
+  const secret = readFlowCookie(flowCookie(deps.publicUrl), cookie);
   if (!secret || !STATE.test(state)) {
     throw invalidState();
   }
@@ -111,7 +111,7 @@ async function linkIdentity(
   provider: string,
   answer: ProviderAnswer,
   sealed: string | null,
-  request: RequestInfo,
+  origin: RequestOrigin,
   createdAccount: boolean,
 ): Promise<void> {
   const identity = await insertIdentity(tx, { accountId: account.id, provider, subject: answer.subject, email: answer.email ?? null, refreshTokenSealed: sealed });
@@ -120,13 +120,13 @@ async function linkIdentity(
     action: 'auth.identity.linked',
     resource: { type: 'identity', id: identity.id },
     outcome: 'success',
-    ...requestOrigin(request),
+    ...originOf(origin),
     metadata: { provider, created_account: createdAccount },
   });
 }
 
 /** The account the answer signs in to: linked, found by its identity, or new for a new subject. */
-async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: string, linkAccountId: string | null, answer: ProviderAnswer, sealed: string | null, request: RequestInfo): Promise<AccountRef> {
+async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: string, linkAccountId: string | null, answer: ProviderAnswer, sealed: string | null, origin: RequestOrigin): Promise<AccountRef> {
   await lockSubject(tx, provider, answer.subject);
   const existing = await findIdentityForUpdate(tx, provider, answer.subject);
   if (linkAccountId) {
@@ -140,7 +140,7 @@ async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: stri
     if (existing) {
       await recordSignIn(deps, tx, existing, answer, sealed);
     } else {
-      await linkIdentity(deps, tx, account, provider, answer, sealed, request, false);
+      await linkIdentity(deps, tx, account, provider, answer, sealed, origin, false);
     }
     return account;
   }
@@ -156,7 +156,7 @@ async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: stri
     throw new IdentityError('provider_link_required', `An account with this email exists; sign in to it and link ${provider}.`);
   }
   const account = await deps.accounts.create(tx, answer.email);
-  await linkIdentity(deps, tx, account, provider, answer, sealed, request, true);
+  await linkIdentity(deps, tx, account, provider, answer, sealed, origin, true);
   return account;
 }
 
@@ -166,11 +166,14 @@ async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: stri
  * or creates an account for a new subject. A refresh token the sign-in could not keep is queued for
  * revocation.
  */
-export async function completeProviderFlow(deps: IdentitiesDeps, provider: string, query: CallbackQuery, request: RequestInfo): Promise<TokenBody> {
+/** The callback's request: where it came from, and its Cookie header (the flow's browser binding). */
+export type CallbackOrigin = RequestOrigin & { cookie: string };
+
+export async function completeProviderFlow(deps: IdentitiesDeps, provider: string, query: CallbackQuery, origin: CallbackOrigin): Promise<TokenBody> {
   if (!deps.providers.spec(provider)) {
     throw new IdentityError('provider_not_found', `There is no identity provider ${provider}.`);
   }
-  const flow = await takeBrowserFlow(deps, provider, query.state, request);
+  const flow = await takeBrowserFlow(deps, provider, query.state, origin.cookie);
   if (query.error !== undefined || query.code === undefined) {
     throw new IdentityError('provider_sign_in_failed', `The provider ${provider} did not grant the sign-in.`);
   }
@@ -178,8 +181,8 @@ export async function completeProviderFlow(deps: IdentitiesDeps, provider: strin
   const sealed = answer.refreshToken ? deps.box.seal(answer.refreshToken, tokenContext(provider, answer.subject)) : null;
   try {
     return await withTransaction(deps.pool, async (tx) => {
-      const account = await settleAccount(deps, tx, provider, flow.linkAccountId, answer, sealed, request);
-      return deps.completeSignIn(tx, account, [`oidc:${provider}`], request);
+      const account = await settleAccount(deps, tx, provider, flow.linkAccountId, answer, sealed, originOf(origin));
+      return deps.completeSignIn(tx, account, [`oidc:${provider}`], originOf(origin));
     });
   } catch (error) {
     // Kept nowhere, so revoked, even when its grant is shared with a linked identity's token: the service uses those only to revoke them.

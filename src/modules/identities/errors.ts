@@ -1,4 +1,4 @@
-import { AppError, type StatusTable } from '../../platform/http/errors.ts';
+import { AppError, type StatusTable } from '../../platform/errors.ts';
 
 export const identitiesStatuses = {
   provider_not_found: 404,

@@ -3,17 +3,19 @@ import type { Logger } from 'pino';
 import type client from 'prom-client';
 import type { RunTask } from '../../platform/tasks/pool.ts';
 import type { SecretBox } from '../../platform/secrets/secretBox.ts';
-import { readRevocationBacklog } from './backlog.ts';
+import { defineModule } from '../../platform/module.ts';
 import type { IdentitiesDeps } from './deps.ts';
 import { identitiesStatuses } from './errors.ts';
 import { createRevocationMetrics } from './metrics.ts';
 import type { AccountsPort, CanStillSignIn, CompleteSignIn, IdentifyCaller, RecordIdentityAudit } from './ports.ts';
 import type { ProviderSpec } from './providerConfig.ts';
 import { createProviderDirectory } from './providers.ts';
+import { revokeTokensJob } from './revokeTokensJob.ts';
+import { identitiesRoutes } from './routes.ts';
 import { DEFAULT_REVOCATION_POLICY, type RevocationPolicy, revokeQueuedTokens } from './revokeQueued.ts';
 
-export { identitiesRoutes } from './routes.ts';
-export { readRevocationBacklog } from './backlog.ts';
+// For backplane commands, which list the jobs without running them.
+export { revokeTokensJob } from './revokeTokensJob.ts';
 export { identitiesStatuses } from './errors.ts';
 export { countOtherIdentities } from './store/identities.ts';
 export type { IdentitiesDeps } from './deps.ts';
@@ -21,7 +23,7 @@ export type { AccountRef, AccountsPort, CanStillSignIn, CompleteSignIn, Identify
 export type { ProviderSpec } from './providerConfig.ts';
 export { DEFAULT_REVOCATION_POLICY, type RevocationPolicy, type RevocationSummary } from './revokeQueued.ts';
 
-export interface IdentitiesModuleDeps {
+export interface IdentitiesNeeds {
   pool: pg.Pool;
   logger: Logger;
   registry: client.Registry;
@@ -39,40 +41,37 @@ export interface IdentitiesModuleDeps {
   revocationPolicy?: Partial<RevocationPolicy>;
 }
 
-/** Providers are discovered in the background from creation on; close() stops retrying. */
-export function createIdentitiesModule(deps: IdentitiesModuleDeps) {
-  const logger = deps.logger.child({ module: 'identities' });
-  const providers = createProviderDirectory(deps.providers, logger);
-  const metrics = createRevocationMetrics(deps.registry, deps.pool);
-  const policy: RevocationPolicy = { ...DEFAULT_REVOCATION_POLICY, ...deps.revocationPolicy };
-  const routeDeps: IdentitiesDeps = {
-    pool: deps.pool,
-    providers,
-    box: deps.box,
-    publicUrl: deps.publicUrl,
-    accounts: deps.accounts,
-    completeSignIn: deps.completeSignIn,
-    canStillSignIn: deps.canStillSignIn,
-    identifyCaller: deps.identifyCaller,
-    recordAudit: deps.recordAudit,
-  };
-  const revocationDeps = {
-    pool: deps.pool,
-    runTask: deps.runTask,
-    providers,
-    encryptionKeys: deps.encryptionKeys,
-    recordAudit: deps.recordAudit,
-    metrics,
-  };
-  return {
-    routeDeps,
-    statuses: identitiesStatuses,
-    providers,
-    /** Reported by /readyz?verbose and /ops/system; they never fail readiness. */
-    readinessChecks: () => providers.readinessChecks(),
+/** Third-party sign-in (OpenID Connect) and the revocation of providers' refresh tokens. */
+export const identitiesModule = defineModule({
+  name: 'identities',
+  routes: identitiesRoutes,
+  statuses: identitiesStatuses,
+  /** Providers are discovered in the background from creation on; close() stops retrying. */
+  create(needs: IdentitiesNeeds) {
+    const logger = needs.logger.child({ module: 'identities' });
+    const providers = createProviderDirectory(needs.providers, logger);
+    const metrics = createRevocationMetrics(needs.registry, needs.pool);
+    const policy: RevocationPolicy = { ...DEFAULT_REVOCATION_POLICY, ...needs.revocationPolicy };
+    const revocationDeps = { ...needs, providers, metrics };
     /** One run of auth_revoke_tokens: due tokens, a batch at a time, until none is due or the signal stops it. */
-    revokeQueuedTokens: (signal?: AbortSignal) => revokeQueuedTokens(revocationDeps, policy, signal),
-    readBacklog: readRevocationBacklog,
-    close: () => providers.close(),
-  };
-}
+    const revokeDue = (signal?: AbortSignal) => revokeQueuedTokens(revocationDeps, policy, signal);
+    return {
+      api: { providers, revokeQueuedTokens: revokeDue },
+      routeDeps: {
+        pool: needs.pool,
+        providers,
+        box: needs.box,
+        publicUrl: needs.publicUrl,
+        accounts: needs.accounts,
+        completeSignIn: needs.completeSignIn,
+        canStillSignIn: needs.canStillSignIn,
+        identifyCaller: needs.identifyCaller,
+        recordAudit: needs.recordAudit,
+      } satisfies IdentitiesDeps,
+      jobs: [revokeTokensJob(revokeDue)],
+      /** Reported by /readyz?verbose and /ops/system; they never fail readiness. */
+      readiness: providers.readinessChecks(),
+      close: () => providers.close(),
+    };
+  },
+});

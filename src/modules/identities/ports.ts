@@ -1,5 +1,6 @@
+import type { RecordAudit } from '../../platform/audit.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
-import type { RequestInfo } from '../../platform/http/route.ts';
+import type { RequestOrigin } from '../../platform/caller.ts';
 
 /** The body a successful sign-in answers with, the same as `POST /auth/sign-in`. */
 export interface TokenBody {
@@ -16,7 +17,7 @@ export interface AccountRef {
 }
 
 /** Finishes a sign-in the provider vouched for: session, tokens, audit. Filled in by src/app/. */
-export type CompleteSignIn = (tx: Queryable, account: AccountRef, methods: string[], request: RequestInfo) => Promise<TokenBody>;
+export type CompleteSignIn = (tx: Queryable, account: AccountRef, methods: string[], origin: RequestOrigin) => Promise<TokenBody>;
 
 /** The accounts this module creates, finds and deletes; the accounts table belongs to the auth module. */
 export interface AccountsPort {
@@ -39,16 +40,4 @@ export type CanStillSignIn = (tx: Queryable, accountId: string, without: { provi
 /** Verifies the bearer token of a request that may carry one (linking); throws 401 when it is invalid. */
 export type IdentifyCaller = (authorizationHeader: string) => Promise<AccountRef>;
 
-/** An audit event, recorded in the caller's transaction. */
-export interface IdentityAuditEvent {
-  actor: { kind: 'account' | 'system' | 'anonymous'; id?: string; label?: string };
-  action: string;
-  resource?: { type: string; id: string };
-  outcome: 'success' | 'failure' | 'denied';
-  requestId?: string;
-  clientAddress?: string;
-  userAgent?: string;
-  metadata?: Record<string, unknown>;
-}
-
-export type RecordIdentityAudit = (tx: Queryable, event: IdentityAuditEvent) => Promise<void>;
+export type RecordIdentityAudit = RecordAudit;

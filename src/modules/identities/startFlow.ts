@@ -1,5 +1,4 @@
 import * as oidc from 'openid-client';
-import type { RequestInfo } from '../../platform/http/route.ts';
 import { type IdentitiesDeps, redirectUri } from './deps.ts';
 import { IdentityError } from './errors.ts';
 import { browserHash, flowCookie, newBrowserSecret, setFlowCookie } from './flowCookie.ts';
@@ -17,12 +16,11 @@ export interface StartedFlow {
  * bound to this browser by a cookie, and the provider's authorization URL. With a valid bearer
  * token the flow links the provider to that account instead of signing in.
  */
-export async function startProviderFlow(deps: IdentitiesDeps, provider: string, request: RequestInfo): Promise<StartedFlow> {
+export async function startProviderFlow(deps: IdentitiesDeps, provider: string, authorization: string): Promise<StartedFlow> {
   const spec = deps.providers.spec(provider);
   if (!spec) {
     throw new IdentityError('provider_not_found', `There is no identity provider ${provider}.`);
   }
-  const authorization = request.header('Authorization');
   const linkAccount = authorization ? await deps.identifyCaller(authorization) : undefined;
   const configuration = await deps.providers.configuration(provider);
 

@@ -1,6 +1,5 @@
 import { withTransaction } from '../../platform/db/transaction.ts';
-import { type Actor, type RequestInfo, requestOrigin } from '../../platform/http/route.ts';
-import { unauthenticated } from '../../platform/http/errors.ts';
+import { type Caller, actorRef, originOf } from '../../platform/caller.ts';
 import type { IdentitiesDeps } from './deps.ts';
 import { IdentityError } from './errors.ts';
 import { type Identity, deleteIdentity, lockAccountIdentities } from './store/identities.ts';
@@ -11,19 +10,12 @@ const revocationsOf = (identities: Identity[]) =>
     identity.refreshTokenSealed ? [{ provider: identity.provider, subject: identity.subject, tokenSealed: identity.refreshTokenSealed }] : [],
   );
 
-function signedIn(request: RequestInfo): Actor {
-  if (!request.actor) {
-    throw unauthenticated();
-  }
-  return request.actor;
-}
-
 /**
  * Unlinks the caller's identity at a provider, refused when nothing else could sign in. The
  * provider's token is queued for revocation in the same transaction; the provider is never called here.
  */
-export async function unlinkProvider(deps: Pick<IdentitiesDeps, 'pool' | 'canStillSignIn' | 'recordAudit'>, provider: string, request: RequestInfo): Promise<void> {
-  const actor = signedIn(request);
+export async function unlinkProvider(deps: Pick<IdentitiesDeps, 'pool' | 'canStillSignIn' | 'recordAudit'>, provider: string, caller: Caller): Promise<void> {
+  const { actor } = caller;
   await withTransaction(deps.pool, async (tx) => {
     const identity = (await lockAccountIdentities(tx, actor.id)).find((candidate) => candidate.provider === provider);
     if (!identity) {
@@ -36,11 +28,11 @@ export async function unlinkProvider(deps: Pick<IdentitiesDeps, 'pool' | 'canSti
     const queued = revocationsOf([identity]);
     await queueTokenRevocations(tx, queued);
     await deps.recordAudit(tx, {
-      actor: { kind: 'account', id: actor.id, label: actor.label },
+      actor: actorRef(actor),
       action: 'auth.identity.unlinked',
       resource: { type: 'identity', id: identity.id },
       outcome: 'success',
-      ...requestOrigin(request),
+      ...originOf(caller),
       metadata: { provider, revocation_queued: queued.length > 0 },
     });
   });
@@ -50,8 +42,8 @@ export async function unlinkProvider(deps: Pick<IdentitiesDeps, 'pool' | 'canSti
  * Deletes the caller's account at once. Its providers' tokens are queued for revocation in the
  * same transaction, so the answer never waits for a provider, even one that is down.
  */
-export async function deleteOwnAccount(deps: Pick<IdentitiesDeps, 'pool' | 'accounts' | 'recordAudit'>, request: RequestInfo): Promise<void> {
-  const actor = signedIn(request);
+export async function deleteOwnAccount(deps: Pick<IdentitiesDeps, 'pool' | 'accounts' | 'recordAudit'>, caller: Caller): Promise<void> {
+  const { actor } = caller;
   await withTransaction(deps.pool, async (tx) => {
     // Identities before the account, in the order a sign-in takes them (its identity, then its session's
     // key share on the account): the other order deadlocks with a sign-in of the same account.
@@ -65,11 +57,11 @@ export async function deleteOwnAccount(deps: Pick<IdentitiesDeps, 'pool' | 'acco
     await queueTokenRevocations(tx, queued);
     await deps.accounts.delete(tx, actor.id);
     await deps.recordAudit(tx, {
-      actor: { kind: 'account', id: actor.id, label: actor.label },
+      actor: actorRef(actor),
       action: 'auth.account.deleted',
       resource: { type: 'account', id: actor.id },
       outcome: 'success',
-      ...requestOrigin(request),
+      ...originOf(caller),
       metadata: { identities: identities.map((identity) => identity.provider), revocations_queued: queued.length },
     });
   });

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { withTransaction } from '../../platform/db/transaction.ts';
-import { type RequestInfo, requestOrigin } from '../../platform/http/route.ts';
+import type { ChangedBy } from '../../platform/caller.ts';
 import { JobsError, jobNotFound } from './errors.ts';
 import type { JobsServiceDeps } from './ports.ts';
 import { parseJobSchedule } from './scheduleFloor.ts';
@@ -25,7 +25,7 @@ export async function changeDefinition(
   deps: JobsServiceDeps,
   name: string,
   change: z.infer<typeof DefinitionChange>,
-  request: RequestInfo,
+  by: ChangedBy,
 ): Promise<z.infer<typeof Definition>> {
   const job = deps.jobs.get(name);
   if (!job) {
@@ -55,7 +55,7 @@ export async function changeDefinition(
       enabled,
       schedule,
       restartSlots: (after.enabled && !before.enabled) || after.schedule !== before.schedule,
-      updatedBy: request.actor?.label ?? 'unknown',
+      updatedBy: by.actor.label,
     });
     await insertDefinitionHistory(tx, {
       job: job.name,
@@ -63,18 +63,22 @@ export async function changeDefinition(
       before,
       after,
       reason,
-      actorId: request.actor?.id ?? null,
-      actorLabel: request.actor?.label ?? null,
-      ...requestOrigin(request),
+      actorId: by.actor.id,
+      actorLabel: by.actor.label,
+      requestId: by.requestId ?? null,
+      clientAddress: by.clientAddress ?? null,
+      userAgent: by.userAgent ?? null,
     });
     await notifyDefinitionChanged(tx, job.name);
-    await deps.recordDefinitionChange(tx, {
-      actor: request.actor,
-      job: job.name,
-      before,
-      after,
-      reason,
-      ...requestOrigin(request),
+    await deps.recordAudit(tx, {
+      actor: by.actor,
+      action: 'jobs.definition.changed',
+      resource: { type: 'job_definition', id: job.name },
+      outcome: 'success',
+      requestId: by.requestId,
+      clientAddress: by.clientAddress,
+      userAgent: by.userAgent,
+      metadata: { before, after, reason },
     });
     return definitionView(job, updated);
   });

@@ -1,4 +1,4 @@
-import { AppError, type StatusTable } from '../../platform/http/errors.ts';
+import { AppError, type StatusTable } from '../../platform/errors.ts';
 
 export const jobsStatuses = {
   job_not_found: 404,

@@ -6,72 +6,73 @@ import type { RunTask } from '../../platform/tasks/pool.ts';
 import { type JobDefinition, createJobRegistry } from './definitions.ts';
 import { jobsStatuses } from './errors.ts';
 import { createJobMetrics, registerJobTimestampMetrics } from './metrics.ts';
-import type { JobsServiceDeps, RecordJobDefinitionChange } from './ports.ts';
+import type { RecordAudit } from '../../platform/audit.ts';
+import { defineModule } from '../../platform/module.ts';
+import type { JobsServiceDeps } from './ports.ts';
+import { jobsRoutes } from './routes.ts';
 import { startJobScheduler } from './scheduler.ts';
 import { startJobWorkers } from './worker.ts';
 
-export { defineJob, type JobBacklog, type JobContext, type JobDefinition } from './definitions.ts';
+export { defineJob, type JobBacklog, type JobContext, type JobDefinition } from '../../platform/jobs.ts';
 export { jobsStatuses } from './errors.ts';
 export { describeJob, type JobStatus } from './jobStatus.ts';
-export type { JobDefinitionChangeEvent, JobsServiceDeps, RecordJobDefinitionChange } from './ports.ts';
-export { jobsRoutes } from './routes.ts';
-// For backplane commands, which call the same operations as the routes.
+export type { JobsServiceDeps } from './ports.ts';
 export { changeDefinition } from './changeDefinition.ts';
+// For backplane commands, which call the same operations as the routes.
 export { listDefinitions } from './listings.ts';
 export { describeJobs } from './overview.ts';
 export { requestRun } from './requestRun.ts';
 export { purgeDefinitionHistory, purgeFinishedRuns } from './store/purge.ts';
+export { jobDefinitionHistoryAging, jobRunsAging } from './aging.ts';
+export { jobEnabled } from './store/enabled.ts';
 
-export interface JobsModuleDeps {
+export interface JobsNeeds {
   pool: pg.Pool;
   listener: NotificationListener;
   logger: Logger;
   registry: client.Registry;
   runTask: RunTask;
   instanceId: string;
+  /** Every module's jobs. */
   definitions: JobDefinition[];
   /** Claim loops on this instance; 0 = it schedules but runs no jobs. */
   workers: number;
   queues: string[];
   leaseSeconds: number;
-  recordDefinitionChange: RecordJobDefinitionChange;
+  recordAudit: RecordAudit;
 }
 
-/** Definitions checked at creation; scheduling and workers start with start() and drain with stop(). */
-export function createJobsModule(deps: JobsModuleDeps) {
-  const jobs = createJobRegistry(deps.definitions);
-  const metrics = createJobMetrics(deps.registry);
-  registerJobTimestampMetrics(deps.registry, deps.pool, () => jobs.list().map((job) => job.name));
-  const logger = deps.logger.child({ module: 'jobs' });
-  const service: JobsServiceDeps = { pool: deps.pool, jobs, recordDefinitionChange: deps.recordDefinitionChange, queryTimeoutMs: 5_000 };
-  let stopScheduler: (() => Promise<void>) | undefined;
-  let stopWorkers: ((drainMs: number) => Promise<void>) | undefined;
-  return {
-    service,
-    statuses: jobsStatuses,
-    /** What GET /ops/system reports: the workers this instance runs and the queues they consume. */
-    workerInfo: { workers: deps.workers, queues: deps.workers > 0 ? [...deps.queues] : [] },
-    start() {
-      stopScheduler = startJobScheduler({ db: deps.pool, listener: deps.listener, jobs, logger }).stop;
-      if (deps.workers > 0) {
-        stopWorkers = startJobWorkers({
-          db: deps.pool,
-          listener: deps.listener,
-          jobs,
-          logger,
-          metrics,
-          runTask: deps.runTask,
-          instanceId: deps.instanceId,
-          workers: deps.workers,
-          queues: deps.queues,
-          leaseSeconds: deps.leaseSeconds,
-        }).stop;
-      }
-    },
-    /** Stops scheduling and claiming; running attempts get drainMs, then are released. */
-    async stop(drainMs: number) {
-      await stopScheduler?.();
-      await stopWorkers?.(drainMs);
-    },
-  };
-}
+/** Background jobs: definitions checked at creation; scheduling and workers start with the instance and drain with it. */
+export const jobsModule = defineModule({
+  name: 'jobs',
+  routes: jobsRoutes,
+  statuses: jobsStatuses,
+  create(needs: JobsNeeds) {
+    const jobs = createJobRegistry(needs.definitions);
+    const metrics = createJobMetrics(needs.registry);
+    registerJobTimestampMetrics(needs.registry, needs.pool, () => jobs.list().map((job) => job.name));
+    const logger = needs.logger.child({ module: 'jobs' });
+    const service: JobsServiceDeps = { pool: needs.pool, jobs, recordAudit: needs.recordAudit, queryTimeoutMs: 5_000 };
+    let stopScheduler: (() => Promise<void>) | undefined;
+    let stopWorkers: ((drainMs: number) => Promise<void>) | undefined;
+    return {
+      api: {
+        service,
+        /** What GET /ops/system reports: the workers this instance runs and the queues they consume. */
+        workerInfo: { workers: needs.workers, queues: needs.workers > 0 ? [...needs.queues] : [] },
+      },
+      routeDeps: service,
+      start() {
+        stopScheduler = startJobScheduler({ db: needs.pool, listener: needs.listener, jobs, logger }).stop;
+        if (needs.workers > 0) {
+          stopWorkers = startJobWorkers({ ...needs, db: needs.pool, jobs, logger, metrics }).stop;
+        }
+      },
+      /** Stops scheduling and claiming; running attempts get the timeout, then are released. */
+      async drain(timeoutMs: number) {
+        await stopScheduler?.();
+        await stopWorkers?.(timeoutMs);
+      },
+    };
+  },
+});

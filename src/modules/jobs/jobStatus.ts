@@ -1,3 +1,4 @@
+import type { Queryable } from '../../platform/db/pool.ts';
 import type { JobsServiceDeps } from './ports.ts';
 import { selectDefinitionRows } from './store/definitions.ts';
 import { type RunState, selectLastRuns } from './store/reads.ts';
@@ -13,13 +14,16 @@ export interface JobStatus {
   lastRun: { id: string; state: RunState; startedAt: Date; finishedAt: Date | null; error: string | null } | null;
 }
 
-/** The configuration in force, the next slot and the last run that started, of one job defined in code. */
-export async function describeJob(deps: JobsServiceDeps, name: string): Promise<JobStatus> {
+/**
+ * The configuration in force, the next slot and the last run that started, of one job defined in
+ * code: two narrow reads, on `db` when the caller bounds them in its own transaction.
+ */
+export async function describeJob(deps: Pick<JobsServiceDeps, 'pool' | 'jobs'>, name: string, db: Queryable = deps.pool): Promise<JobStatus> {
   const job = deps.jobs.get(name);
   if (!job) {
     throw new Error(`job ${name} is not defined`);
   }
-  const [[row], [last]] = await Promise.all([selectDefinitionRows(deps.pool, [name]), selectLastRuns(deps.pool, [name])]);
+  const [[row], [last]] = await Promise.all([selectDefinitionRows(db, [name]), selectLastRuns(db, [name])]);
   const view = definitionView(job, row!);
   return {
     name,

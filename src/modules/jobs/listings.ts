@@ -7,6 +7,7 @@ import type { Definition, DefinitionHistoryPage, DefinitionList, HistoryQuery, R
 import { selectDefinitionHistory, selectDefinitionRows } from './store/definitions.ts';
 import { selectRuns } from './store/reads.ts';
 import { definitionHistoryView, definitionView, runView } from './views.ts';
+import { keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 /** Every job defined in code, with the configuration in force and its defaults. */
 export async function listDefinitions(deps: JobsServiceDeps): Promise<z.infer<typeof DefinitionList>> {
@@ -37,22 +38,22 @@ export async function listDefinitionHistory(
   query: z.infer<typeof HistoryQuery>,
 ): Promise<z.infer<typeof DefinitionHistoryPage>> {
   const job = knownJob(deps, name);
-  const rows = await withReadTimeout(deps.pool, deps.queryTimeoutMs, (tx) => selectDefinitionHistory(tx, job.name, query.before, query.limit + 1));
-  const page = rows.slice(0, query.limit);
+  const rows = await withReadTimeout(deps.pool, deps.queryTimeoutMs, (tx) => selectDefinitionHistory(tx, job.name, query.before, rowsForPage(query.limit)));
+  const { page, nextCursor } = keysetPage(rows, query.limit);
   return {
     changes: page.map(definitionHistoryView),
-    ...(rows.length > query.limit ? { next_cursor: page.at(-1)!.id } : {}),
+    ...nextCursor,
   };
 }
 
 /** Runs newest first, by job and state, in keyset pages. */
 export async function listRuns(deps: JobsServiceDeps, query: z.infer<typeof RunsQuery>): Promise<z.infer<typeof RunPage>> {
   const rows = await withReadTimeout(deps.pool, deps.queryTimeoutMs, (tx) =>
-    selectRuns(tx, { job: query.job, state: query.state, beforeId: query.cursor, limit: query.limit + 1 }),
+    selectRuns(tx, { job: query.job, state: query.state, beforeId: query.cursor, limit: rowsForPage(query.limit) }),
   );
-  const page = rows.slice(0, query.limit);
+  const { page, nextCursor } = keysetPage(rows, query.limit);
   return {
     runs: page.map(runView),
-    ...(rows.length > query.limit ? { next_cursor: page.at(-1)!.id } : {}),
+    ...nextCursor,
   };
 }

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { withTransaction } from '../../platform/db/transaction.ts';
-import type { RequestInfo } from '../../platform/http/route.ts';
 import { JobsError, jobNotFound } from './errors.ts';
 import type { JobsServiceDeps } from './ports.ts';
 import type { Run } from './schemas.ts';
@@ -11,7 +10,11 @@ import { runView } from './views.ts';
  * Queues a run now, unless the job is disabled, or a run is queued or running, or the last run
  * finished less than a minute ago: an operator cannot stack runs of a job.
  */
-export async function requestRun(deps: JobsServiceDeps, name: string, request: RequestInfo): Promise<z.infer<typeof Run>> {
+export async function requestRun(
+  deps: JobsServiceDeps,
+  name: string,
+  by: { accountId: string | null; requestId: string | null },
+): Promise<z.infer<typeof Run>> {
   const job = deps.jobs.get(name);
   if (!job) {
     throw jobNotFound(name);
@@ -34,8 +37,8 @@ export async function requestRun(deps: JobsServiceDeps, name: string, request: R
       job: job.name,
       queue: job.queue,
       maxAttempts: job.maxAttempts,
-      requestedBy: request.actor?.id ?? null,
-      requestId: request.requestId,
+      requestedBy: by.accountId,
+      requestId: by.requestId,
     });
     await notifyRunQueued(tx, job.queue);
     return runView(run);

@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from '../../platform/errors.ts';
 import type { RegisteredJob } from './definitions.ts';
 import { type Schedule, formatInterval, parseSchedule } from './schedule.ts';
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { JOB_NAME } from './definitions.ts';
 import { MAX_SCHEDULE_LENGTH } from './schedule.ts';
 import { RUN_STATES } from './store/reads.ts';
+import { PageCursor } from '../../platform/http/paging.ts';
 
 const int = () => z.number().int();
 const timestamp = () => z.string().describe('RFC 3339 date-time');
@@ -36,7 +37,7 @@ export const RunsQuery = z.strictObject({
   job: JobName.optional(),
   state: RunState.optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page').optional(),
+  cursor: PageCursor.optional(),
 });
 
 const Config = z.object({ enabled: z.boolean(), schedule: z.string() });
@@ -73,7 +74,7 @@ export const DefinitionChange = z
   .refine((body) => body.enabled !== undefined || body.schedule !== undefined, { message: 'must carry enabled or schedule' });
 
 export const HistoryQuery = z.strictObject({
-  before: z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page').optional(),
+  before: PageCursor.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
 });
 

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { AppError, type StatusTable } from '../../platform/http/errors.ts';
+import { AppError, type StatusTable } from '../../platform/errors.ts';
 
 export const maintenanceStatuses = { maintenance: 503 } as const satisfies StatusTable;
 

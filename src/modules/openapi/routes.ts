@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../../platform/http/route.ts';
+import { reply, routeDefiner } from '../../platform/http/route.ts';
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
@@ -24,28 +24,30 @@ ${rows}
 </table></body></html>`;
 }
 
-export function openApiRoutes(document: () => Record<string, unknown>) {
-  return [
-    defineRoute({
-      method: 'GET',
-      path: '/openapi.json',
-      needsDatabase: false,
-      tag: 'meta',
-      summary: 'The OpenAPI 3.1 document of this API',
-      responses: { 200: z.record(z.string(), z.unknown()) },
-      handler: () => document(),
-    }),
-    defineRoute({
-      method: 'GET',
-      path: '/docs',
-      needsDatabase: false,
-      tag: 'meta',
-      summary: 'A page listing every operation',
-      responses: { 200: null },
-      handler: ({ request }) => {
-        request.setHeader('Content-Type', 'text/html; charset=utf-8');
-        return renderDocsPage(document());
-      },
-    }),
-  ];
+/** The document, built once from every module's routes on first use. */
+export interface OpenApiRouteDeps {
+  document: () => Record<string, unknown>;
 }
+
+const defineRoute = routeDefiner<OpenApiRouteDeps>();
+
+export const openApiRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/openapi.json',
+    needsDatabase: false,
+    tag: 'meta',
+    summary: 'The OpenAPI 3.1 document of this API',
+    responses: { 200: z.record(z.string(), z.unknown()) },
+    handler: ({ deps }) => deps.document(),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/docs',
+    needsDatabase: false,
+    tag: 'meta',
+    summary: 'A page listing every operation',
+    responses: { 200: null },
+    handler: ({ deps }) => reply(renderDocsPage(deps.document()), { headers: { 'Content-Type': 'text/html; charset=utf-8' } }),
+  }),
+];

@@ -1,4 +1,4 @@
-import { AppError, type StatusTable } from '../../platform/http/errors.ts';
+import { AppError, type StatusTable } from '../../platform/errors.ts';
 import { refusalHeaders, retryAfterSeconds } from './headers.ts';
 import type { Decision } from './rules.ts';
 

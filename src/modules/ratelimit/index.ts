@@ -1,12 +1,14 @@
 import type { Logger } from 'pino';
 import type { Registry } from '../../platform/metrics/registry.ts';
+import { defineModule } from '../../platform/module.ts';
+import { ratelimitCleanupJob } from './cleanupJob.ts';
 import { rateLimitStatuses } from './errors.ts';
 import { createRateLimiter } from './limiter.ts';
 import type { LimiterName, RateLimitSettings } from './limiters.ts';
 import { limitRequestsPerAddress, refuseKnownFloods } from './middleware.ts';
 import type { StatementRunner } from './store.ts';
 
-export interface RateLimitModuleDeps {
+export interface RateLimitNeeds {
   /** A pool reserved for decisions, so they never wait behind other queries for a connection. */
   db: StatementRunner;
   /** Its size: statements in flight at once. */
@@ -30,39 +32,52 @@ export interface RateLimitReadinessCheck {
 }
 
 export { cleanupRateLimitBuckets } from './cleanup.ts';
+export { ratelimitCleanupJob } from './cleanupJob.ts';
 export { rateLimitStatuses, RateLimitError } from './errors.ts';
 export { rateLimitHeaders, retryAfterSeconds } from './headers.ts';
 export { DEFAULT_DECISION_TIMEOUT_MS, createRateLimiter, type RateLimiter } from './limiter.ts';
 export { DEFAULT_RATE_LIMITS, LIMITER_NAMES, addressKey, mfaChangeKey, signInKey, type LimiterName, type RateLimitSettings } from './limiters.ts';
-export { countsPerAddress, limitRequestsPerAddress, spendAttempt } from './middleware.ts';
+export { countsPerAddress, limitRequestsPerAddress, spendAttempt, type SpentAttempt } from './middleware.ts';
 export type { Decision, LimitSource, RateLimit } from './rules.ts';
 
-export function createRateLimitModule(deps: RateLimitModuleDeps) {
-  const limiter = createRateLimiter<LimiterName>({
-    db: deps.db,
-    limits: deps.limits,
-    logger: deps.logger,
-    registry: deps.registry,
-    maxInFlight: deps.connections,
-    decisionTimeoutMs: deps.decisionTimeoutMs,
-    liveInstances: deps.liveInstances,
-  });
-  const readinessCheck: RateLimitReadinessCheck = {
-    name: 'ratelimit',
-    failure: 'rate limits are decided by this instance alone, with its share of each limit, until the database decides in time again',
-    optional: true,
-    run: async () => {
-      if (limiter.aloneSince()) {
-        throw new Error('deciding alone');
-      }
-    },
-    since: () => limiter.aloneSince(),
-  };
-  return {
-    limiter,
-    readinessCheck,
-    perAddress: limitRequestsPerAddress(limiter),
-    refuseFromMemory: refuseKnownFloods(limiter),
-    statuses: rateLimitStatuses,
-  };
-}
+/** Limits shared by every instance, decided in PostgreSQL (GCRA), with each instance's share when it must decide alone. */
+export const rateLimitModule = defineModule({
+  name: 'ratelimit',
+  routes: [],
+  statuses: rateLimitStatuses,
+  create(needs: RateLimitNeeds) {
+    const limiter = createRateLimiter<LimiterName>({
+      db: needs.db,
+      limits: needs.limits,
+      logger: needs.logger,
+      registry: needs.registry,
+      maxInFlight: needs.connections,
+      decisionTimeoutMs: needs.decisionTimeoutMs,
+      liveInstances: needs.liveInstances,
+    });
+    void limiter.warm();
+    const readinessCheck: RateLimitReadinessCheck = {
+      name: 'ratelimit',
+      failure: 'rate limits are decided by this instance alone, with its share of each limit, until the database decides in time again',
+      optional: true,
+      run: async () => {
+        if (limiter.aloneSince()) {
+          throw new Error('deciding alone');
+        }
+      },
+      since: () => limiter.aloneSince(),
+    };
+    return {
+      api: {
+        limiter,
+        /** The per-address limit on /auth, before the body is read. */
+        perAddress: limitRequestsPerAddress(limiter),
+        /** A flood's refusals, known from memory, answered before Koa. */
+        refuseFromMemory: refuseKnownFloods(limiter),
+      },
+      routeDeps: undefined,
+      readiness: [readinessCheck],
+      jobs: [ratelimitCleanupJob],
+    };
+  },
+});

@@ -52,24 +52,19 @@ export function limitRequestsPerAddress(limiter: RateLimiter<LimiterName>) {
   };
 }
 
+/** One attempt spent: the RateLimit fields to answer with, or the refusal to answer instead. */
+export type SpentAttempt = { allowed: true; headers: Record<string, string> } | { allowed: false; refusal: Error; overLimit: boolean };
+
 /**
- * Spends one sign-in (auth_login) or two-factor change (auth_mfa) attempt: sets the RateLimit
- * fields through `setHeader` and returns the decision, or throws 429 too_many_attempts.
+ * Spends one sign-in (auth_login) or two-factor change (auth_mfa) attempt. Refused, it is 429
+ * too_many_attempts when the client is over its budget, 503 when no instance could decide.
  */
-export async function spendAttempt(
-  limiter: RateLimiter<LimiterName>,
-  name: Exclude<LimiterName, 'auth_ip'>,
-  key: string,
-  setHeader: (name: string, value: string) => void,
-): Promise<Decision> {
+export async function spendAttempt(limiter: RateLimiter<LimiterName>, name: Exclude<LimiterName, 'auth_ip'>, key: string): Promise<SpentAttempt> {
   const decision = await limiter.take(name, key);
   if (!decision.allowed) {
-    throw refusal(decision, () => tooManyAttempts(name, decision));
+    return { allowed: false, refusal: refusal(decision, () => tooManyAttempts(name, decision)), overLimit: !decision.undecided };
   }
-  for (const [header, value] of Object.entries(rateLimitHeaders(name, decision))) {
-    setHeader(header, value);
-  }
-  return decision;
+  return { allowed: true, headers: rateLimitHeaders(name, decision) };
 }
 
 // A refusal for want of a share is the database's absence, not the client's doing: 503, not 429.

@@ -1,5 +1,39 @@
-export { trackInstance, type InstanceTracker } from './heartbeat.ts';
-export { releasesRoutes } from './routes.ts';
+import type { Logger } from 'pino';
+import type { Queryable } from '../../platform/db/pool.ts';
+import { defineModule } from '../../platform/module.ts';
+import { type InstanceTracker, trackInstance } from './heartbeat.ts';
+import { releasesRoutes } from './routes.ts';
+import type { InstanceRecord } from './store.ts';
+
 export type { InstanceRecord } from './store.ts';
 export { selectInstances } from './store.ts';
 export { purgeReleaseInstances } from './purge.ts';
+
+export interface ReleasesNeeds {
+  pool: Queryable;
+  logger: Logger;
+  instance: InstanceRecord;
+  heartbeatSeconds: number;
+}
+
+/** Which instances run which release: each registers and heartbeats from the moment it serves. */
+export const releasesModule = defineModule({
+  name: 'releases',
+  routes: releasesRoutes,
+  statuses: {},
+  create(needs: ReleasesNeeds) {
+    let tracker: InstanceTracker | undefined;
+    return {
+      api: {
+        /** Running instances across the cluster as last read; undefined until this instance's first beat. */
+        runningInstances: () => tracker?.runningInstances(),
+      },
+      routeDeps: { db: needs.pool, heartbeatSeconds: needs.heartbeatSeconds },
+      start() {
+        tracker = trackInstance(needs.pool, needs.instance, needs.logger, needs.heartbeatSeconds * 1000);
+      },
+      close: () => tracker?.stop(),
+    };
+  },
+});
+export { releaseInstancesAging } from './aging.ts';

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { Queryable } from '../../platform/db/pool.ts';
-import { defineRoute } from '../../platform/http/route.ts';
+import { routeDefiner } from '../../platform/http/route.ts';
 import { selectInstances } from './store.ts';
+import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page').optional(),
+  cursor: PageCursor.optional(),
   running: z.enum(['true', 'false']).transform((value) => value === 'true').optional(),
 });
 
@@ -26,43 +27,49 @@ const InstanceEntry = z.object({
 
 const InstancePage = z.object({ instances: z.array(InstanceEntry), next_cursor: z.string().optional() });
 
-export function releasesRoutes(db: Queryable, heartbeatSeconds: number) {
-  return [
-    defineRoute({
-      method: 'GET',
-      path: '/ops/releases/instances',
-      permission: 'ops.releases.read',
-      tag: 'ops',
-      summary: 'Instances of the application, newest first',
-      description: 'An instance is running when it has not stopped and sent a heartbeat within three heartbeat intervals (APP_HEARTBEAT_SECONDS, 15 s by default).',
-      query: ListQuery,
-      responses: { 200: InstancePage },
-      handler: async ({ query }) => {
-        const rows = await selectInstances(db, {
-          staleAfterSeconds: 3 * heartbeatSeconds,
-          afterId: query.cursor,
-          running: query.running,
-          limit: query.limit + 1,
-        });
-        const page = rows.slice(0, query.limit);
-        return {
-          instances: page.map((row) => ({
-            instance_id: row.instance_id,
-            version: row.version,
-            commit: row.commit,
-            build_time: row.build_time?.toISOString() ?? null,
-            modified: row.modified,
-            runtime_version: row.runtime_version,
-            host: row.host,
-            pid: row.pid,
-            started_at: row.started_at.toISOString(),
-            last_seen_at: row.last_seen_at.toISOString(),
-            stopped_at: row.stopped_at?.toISOString() ?? null,
-            running: row.running,
-          })),
-          ...(rows.length > query.limit ? { next_cursor: page.at(-1)!.id } : {}),
-        };
-      },
-    }),
-  ];
+/** What the releases routes' handlers receive. */
+export interface ReleasesRouteDeps {
+  db: Queryable;
+  heartbeatSeconds: number;
 }
+
+const defineRoute = routeDefiner<ReleasesRouteDeps>();
+
+export const releasesRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/ops/releases/instances',
+    permission: 'ops.releases.read',
+    tag: 'ops',
+    summary: 'Instances of the application, newest first',
+    description: 'An instance is running when it has not stopped and sent a heartbeat within three heartbeat intervals (APP_HEARTBEAT_SECONDS, 15 s by default).',
+    query: ListQuery,
+    responses: { 200: InstancePage },
+    handler: async ({ query, deps }) => {
+      const rows = await selectInstances(deps.db, {
+        staleAfterSeconds: 3 * deps.heartbeatSeconds,
+        afterId: query.cursor,
+        running: query.running,
+        limit: rowsForPage(query.limit),
+      });
+      const { page, nextCursor } = keysetPage(rows, query.limit);
+      return {
+        instances: page.map((row) => ({
+          instance_id: row.instance_id,
+          version: row.version,
+          commit: row.commit,
+          build_time: row.build_time?.toISOString() ?? null,
+          modified: row.modified,
+          runtime_version: row.runtime_version,
+          host: row.host,
+          pid: row.pid,
+          started_at: row.started_at.toISOString(),
+          last_seen_at: row.last_seen_at.toISOString(),
+          stopped_at: row.stopped_at?.toISOString() ?? null,
+          running: row.running,
+        })),
+        ...nextCursor,
+      };
+    },
+  }),
+];

@@ -1,22 +1,33 @@
+import { defineModule } from '../../platform/module.ts';
 import { retentionStatuses } from './errors.ts';
+import { retentionRoutes } from './routes.ts';
 import { retentionJob } from './job.ts';
 import type { RetentionJobDeps, RetentionServiceDeps } from './ports.ts';
 
-export { retentionRoutes } from './routes.ts';
 export { describeRetention } from './overview.ts';
 export { retentionStatuses } from './errors.ts';
-export { RETENTION_JOB, RETENTION_KINDS, type RetentionSetting } from './kinds.ts';
+export { RETENTION_JOB, RETENTION_ORDER } from './kinds.ts';
 export { DEFAULT_BATCH_BOUNDS } from './job.ts';
-export type { RetentionJobDeps, RetentionJobStatus, RetentionPurgeEvent, RetentionServiceDeps, RetentionSettings } from './ports.ts';
-export type { BatchBounds } from './tasks/batches.ts';
+export type { RetentionJobDeps, RetentionJobStatus, RetentionPurged, RetentionServiceDeps, RetentionSettings } from './ports.ts';
 
-export type RetentionModuleDeps = RetentionJobDeps & Omit<RetentionServiceDeps, 'queryTimeoutMs'>;
+export type RetentionNeeds = RetentionJobDeps & Omit<RetentionServiceDeps, 'queryTimeoutMs'>;
 
-/** The retention job's definition and what GET /ops/retention needs. */
-export function createRetentionModule(deps: RetentionModuleDeps) {
-  return {
-    job: retentionJob(deps),
-    service: { pool: deps.pool, settings: deps.settings, jobStatus: deps.jobStatus, queryTimeoutMs: 5_000 } satisfies RetentionServiceDeps,
-    statuses: retentionStatuses,
-  };
-}
+/** Deletes each kind of data once older than its setting, with the `retention` job; GET /ops/retention shows where each kind stands. */
+export const retentionModule = defineModule({
+  name: 'retention',
+  routes: retentionRoutes,
+  statuses: retentionStatuses,
+  create(needs: RetentionNeeds) {
+    return {
+      api: {},
+      routeDeps: {
+        targets: needs.targets,
+        pool: needs.pool,
+        settings: needs.settings,
+        jobStatus: needs.jobStatus,
+        queryTimeoutMs: 5_000,
+      } satisfies RetentionServiceDeps,
+      jobs: [retentionJob(needs)],
+    };
+  },
+});

@@ -1,9 +1,11 @@
-import { type JobContext, type JobDefinition, defineJob } from '../jobs/index.ts';
+import type { AgingTarget } from '../../platform/db/aging.ts';
+import type { BatchBounds, PurgeResult } from '../../platform/db/batchedDelete.ts';
+import { type JobContext, type JobDefinition, defineJob } from '../../platform/jobs.ts';
+import { jobEnabled } from '../jobs/index.ts';
 import { RetentionRunError } from './errors.ts';
-import { RETENTION_JOB, RETENTION_KINDS, type RetentionKind } from './kinds.ts';
-import type { RetentionJobDeps } from './ports.ts';
+import { RETENTION_JOB, orderTargets } from './kinds.ts';
+import type { RetentionJobDeps, RetentionPurged } from './ports.ts';
 import { selectCutoffs } from './store.ts';
-import type { BatchBounds, PurgeResult } from './tasks/batches.ts';
 
 /** Batches start at 20 000 rows (~60 ms under load) and resize to keep each statement near 100 ms, far under the 250 ms bound. */
 export const DEFAULT_BATCH_BOUNDS: BatchBounds = { initial: 20_000, min: 500, max: 50_000, targetMs: 100 };
@@ -16,55 +18,35 @@ const codeOf = (error: unknown): string => {
 type Outcome = { result: PurgeResult } | { error: unknown };
 
 /** Purges one kind on a worker thread; a task that fails comes back as its error. */
-async function purgeKind(deps: RetentionJobDeps, context: JobContext, kind: RetentionKind, cutoff: Date): Promise<Outcome> {
+async function purgeKind(deps: RetentionJobDeps, context: JobContext, target: AgingTarget, cutoff: Date): Promise<Outcome> {
   try {
     const input = { connectionString: deps.connectionString, cutoff: cutoff.toISOString(), batch: deps.batch ?? DEFAULT_BATCH_BOUNDS };
-    return { result: await context.runTask(kind.task, input) };
+    return { result: await context.runTask(target.task, input) };
   } catch (error) {
     return { error };
   }
 }
 
 /** Logs a kind's purge and records its `retention.purged` event; returns the failure's code, if any. */
-async function reportKind(deps: RetentionJobDeps, context: JobContext, kind: RetentionKind, seconds: number, cutoff: Date, outcome: Outcome): Promise<string | undefined> {
+async function reportKind(deps: RetentionJobDeps, context: JobContext, target: AgingTarget, seconds: number, cutoff: Date, outcome: Outcome): Promise<string | undefined> {
   if ('error' in outcome) {
-    context.logger.error({ err: outcome.error, kind: kind.kind }, 'retention of a kind failed; the other kinds went on');
+    context.logger.error({ err: outcome.error, kind: target.kind }, 'retention of a kind failed; the other kinds went on');
     return codeOf(outcome.error);
   }
-  const { result } = outcome;
-  const fields = {
-    kind: kind.kind,
-    setting: kind.setting,
-    cutoff: cutoff.toISOString(),
-    deleted: result.deleted,
-    statements: result.statements,
-    longest_statement_ms: result.longestStatementMs,
-    longest_statement: result.longestStatement,
-    partitions_dropped: result.partitionsDropped,
-  };
-  let failure = result.failure?.code;
-  if (result.deleted > 0) {
+  const purged: RetentionPurged = { kind: target.kind, setting: target.setting, retentionSeconds: seconds, cutoff, ...outcome.result };
+  let failure = purged.failure?.code;
+  if (purged.deleted > 0) {
     try {
-      await deps.recordPurge(context.db, {
-        kind: kind.kind,
-        setting: kind.setting,
-        retentionSeconds: seconds,
-        cutoff,
-        rows: result.deleted,
-        statements: result.statements,
-        longestStatementMs: result.longestStatementMs,
-        longestStatement: result.longestStatement,
-        partitionsDropped: result.partitionsDropped,
-      });
+      await deps.recordPurge(context.db, purged);
     } catch (error) {
-      context.logger.error({ err: error, ...fields }, 'rows were deleted but their retention.purged event could not be recorded');
+      context.logger.error({ err: error, purged }, 'rows were deleted but their retention.purged event could not be recorded');
       failure ??= 'audit_failed';
     }
   }
-  if (result.failure) {
-    context.logger.error({ ...fields, failure: result.failure }, 'retention of a kind stopped part-way; the other kinds went on');
+  if (purged.failure) {
+    context.logger.error({ purged }, 'retention of a kind stopped part-way; the other kinds went on');
   } else {
-    context.logger.info(fields, 'retention applied');
+    context.logger.info({ purged }, 'retention applied');
   }
   return failure;
 }
@@ -76,13 +58,13 @@ async function reportKind(deps: RetentionJobDeps, context: JobContext, kind: Ret
  * the others; the run fails afterwards, naming it. Disabled, it deletes nothing, even in a run
  * queued before the change, and disabled during a run it stops before the next kind.
  */
-async function applyRetention(deps: RetentionJobDeps, context: JobContext): Promise<void> {
-  if (!(await deps.jobStatus()).enabled) {
+async function applyRetention(deps: RetentionJobDeps, targets: readonly AgingTarget[], context: JobContext): Promise<void> {
+  if (!(await jobEnabled(context.db, RETENTION_JOB))) {
     context.logger.info('the retention job is disabled; nothing deleted');
     return;
   }
   const failures: string[] = [];
-  const seconds = RETENTION_KINDS.map((kind) => deps.settings.seconds(kind.setting));
+  const seconds = targets.map((target) => deps.settings.seconds(target.setting));
   const [upkeep, cutoffs] = await Promise.all([
     deps.ensureAuditEventPartitions().then(
       (created) => ({ created }),
@@ -98,16 +80,16 @@ async function applyRetention(deps: RetentionJobDeps, context: JobContext): Prom
   }
   // A kind's event is recorded while the next kind purges; its failure is counted all the same.
   const reports: Array<Promise<string | undefined>> = [];
-  for (const [index, kind] of RETENTION_KINDS.entries()) {
-    if (index > 0 && !(await deps.jobStatus()).enabled) {
-      context.logger.warn({ next_kind: kind.kind }, 'the retention job was disabled during its run; the remaining kinds are left');
+  for (const [index, target] of targets.entries()) {
+    if (index > 0 && !(await jobEnabled(context.db, RETENTION_JOB))) {
+      context.logger.warn({ next_kind: target.kind }, 'the retention job was disabled during its run; the remaining kinds are left');
       break;
     }
-    const outcome = await purgeKind(deps, context, kind, cutoffs[index]!);
+    const outcome = await purgeKind(deps, context, target, cutoffs[index]!);
     if (context.signal.aborted) {
       return;
     }
-    reports.push(reportKind(deps, context, kind, seconds[index]!, cutoffs[index]!, outcome).then((failure) => failure && `${kind.kind} (${failure})`));
+    reports.push(reportKind(deps, context, target, seconds[index]!, cutoffs[index]!, outcome).then((failure) => failure && `${target.kind} (${failure})`));
   }
   for (const failure of await Promise.all(reports)) {
     if (failure) {
@@ -115,12 +97,13 @@ async function applyRetention(deps: RetentionJobDeps, context: JobContext): Prom
     }
   }
   if (failures.length > 0) {
-    throw new RetentionRunError(failures, RETENTION_KINDS.length + 1);
+    throw new RetentionRunError(failures, targets.length + 1);
   }
 }
 
 /** The daily retention job (04:15 UTC): 30 minutes per attempt, 3 attempts. */
 export function retentionJob(deps: RetentionJobDeps): JobDefinition {
+  const targets = orderTargets(deps.targets);
   return defineJob({
     name: RETENTION_JOB,
     description:
@@ -130,6 +113,6 @@ export function retentionJob(deps: RetentionJobDeps): JobDefinition {
     minIntervalSeconds: 300,
     timeoutSeconds: 1_800,
     maxAttempts: 3,
-    handler: (context) => applyRetention(deps, context),
+    handler: (context) => applyRetention(deps, targets, context),
   });
 }

@@ -1,70 +1,26 @@
-import type { Queryable } from '../../platform/db/pool.ts';
-import { type TaskRef, defineTask } from '../../platform/tasks/task.ts';
-import {
-  type KindAge,
-  selectAuditEventsAge,
-  selectJobDefinitionHistoryAge,
-  selectJobRunsAge,
-  selectReleaseInstancesAge,
-  selectSettingsHistoryAge,
-} from './store.ts';
-import type { PurgeInput, PurgeResult } from './tasks/batches.ts';
-import type { purgeAuditEvents } from './tasks/purgeAuditEvents.ts';
-import type { purgeJobDefinitionHistory } from './tasks/purgeJobDefinitionHistory.ts';
-import type { purgeJobRuns } from './tasks/purgeJobRuns.ts';
-import type { purgeReleaseInstances } from './tasks/purgeReleaseInstances.ts';
-import type { purgeSettingsHistory } from './tasks/purgeSettingsHistory.ts';
+import type { AgingTarget } from '../../platform/db/aging.ts';
 
 /** The job that enforces every kind below. */
 export const RETENTION_JOB = 'retention';
 
-export type RetentionSetting = 'audit.retention' | 'ops.history_retention' | 'releases.instance_retention';
+/** The order the job purges the kinds and GET /ops/retention lists them. Names are public API. */
+export const RETENTION_ORDER: readonly string[] = ['audit_events', 'settings_history', 'job_definition_history', 'job_runs', 'release_instances'];
 
-/** A kind of data the retention job deletes once it is older than its setting. */
-export interface RetentionKind {
-  /** Public name: the resource id of its `retention.purged` events and its entry in GET /ops/retention. */
-  kind: string;
-  setting: RetentionSetting;
-  /** Deletes the kind's expired rows on a worker thread. */
-  task: TaskRef<PurgeInput, PurgeResult>;
-  describe(db: Queryable, seconds: number): Promise<KindAge>;
+/**
+ * The targets in retention's order, whatever order they were handed in; a kind not listed above
+ * goes last, in the order given. Two targets of one kind would purge and report it twice.
+ */
+export function orderTargets<T extends AgingTarget>(targets: readonly T[]): T[] {
+  const seen = new Set<string>();
+  for (const target of targets) {
+    if (seen.has(target.kind)) {
+      throw new Error(`retention: the kind ${target.kind} is given twice`);
+    }
+    seen.add(target.kind);
+  }
+  const rank = (target: T) => {
+    const index = RETENTION_ORDER.indexOf(target.kind);
+    return index === -1 ? RETENTION_ORDER.length : index;
+  };
+  return [...targets].sort((a, b) => rank(a) - rank(b));
 }
-
-/** In the order the job purges them and GET /ops/retention lists them. Names are public API. */
-export const RETENTION_KINDS: readonly RetentionKind[] = [
-  {
-    kind: 'audit_events',
-    setting: 'audit.retention',
-    task: defineTask<typeof purgeAuditEvents>('retention.audit_events', import.meta.url, './tasks/purgeAuditEvents', 'purgeAuditEvents'),
-    describe: selectAuditEventsAge,
-  },
-  {
-    kind: 'settings_history',
-    setting: 'ops.history_retention',
-    task: defineTask<typeof purgeSettingsHistory>('retention.settings_history', import.meta.url, './tasks/purgeSettingsHistory', 'purgeSettingsHistory'),
-    describe: selectSettingsHistoryAge,
-  },
-  {
-    kind: 'job_definition_history',
-    setting: 'ops.history_retention',
-    task: defineTask<typeof purgeJobDefinitionHistory>(
-      'retention.job_definition_history',
-      import.meta.url,
-      './tasks/purgeJobDefinitionHistory',
-      'purgeJobDefinitionHistory',
-    ),
-    describe: selectJobDefinitionHistoryAge,
-  },
-  {
-    kind: 'job_runs',
-    setting: 'ops.history_retention',
-    task: defineTask<typeof purgeJobRuns>('retention.job_runs', import.meta.url, './tasks/purgeJobRuns', 'purgeJobRuns'),
-    describe: selectJobRunsAge,
-  },
-  {
-    kind: 'release_instances',
-    setting: 'releases.instance_retention',
-    task: defineTask<typeof purgeReleaseInstances>('retention.release_instances', import.meta.url, './tasks/purgeReleaseInstances', 'purgeReleaseInstances'),
-    describe: selectReleaseInstancesAge,
-  },
-];

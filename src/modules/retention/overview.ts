@@ -1,51 +1,44 @@
 import type { z } from 'zod';
-import { PG, pgCode } from '../../platform/db/pgErrors.ts';
-import { withTransaction } from '../../platform/db/transaction.ts';
+import type { TargetAge } from '../../platform/db/aging.ts';
+import { boundedRead } from '../../platform/db/boundedRead.ts';
 import { RetentionError } from './errors.ts';
-import { RETENTION_JOB, RETENTION_KINDS } from './kinds.ts';
-import type { RetentionServiceDeps } from './ports.ts';
+import { RETENTION_JOB, orderTargets } from './kinds.ts';
+import type { RetentionJobStatus, RetentionServiceDeps } from './ports.ts';
 import type { RetentionOverview } from './schemas.ts';
-import { type KindAge, setStatementTimeout } from './store.ts';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
-async function kindAges(deps: RetentionServiceDeps): Promise<KindAge[]> {
-  try {
-    return await withTransaction(deps.pool, async (tx) => {
-      await setStatementTimeout(tx, deps.queryTimeoutMs);
-      const ages: KindAge[] = [];
-      for (const kind of RETENTION_KINDS) {
-        ages.push(await kind.describe(tx, deps.settings.seconds(kind.setting)));
-      }
-      return ages;
-    });
-  } catch (error) {
-    if (pgCode(error) === PG.queryCanceled) {
-      throw new RetentionError('retention_query_timeout', `Counting the rows past their cutoff took longer than ${deps.queryTimeoutMs / 1000} s; try again later.`, {
-        cause: error,
-      });
+/** The job's state and every kind's age, each statement bounded, in one transaction. */
+async function readAges(deps: RetentionServiceDeps): Promise<{ job: RetentionJobStatus; ages: TargetAge[] }> {
+  const timedOut = (cause: unknown) =>
+    new RetentionError('retention_query_timeout', `Counting the rows past their cutoff took longer than ${deps.queryTimeoutMs / 1000} s; try again later.`, { cause });
+  return boundedRead(deps.pool, deps.queryTimeoutMs, timedOut, async (tx) => {
+    const job = await deps.jobStatus(tx);
+    const ages: TargetAge[] = [];
+    for (const target of orderTargets(deps.targets)) {
+      ages.push(await target.age(tx, deps.settings.seconds(target.setting)));
     }
-    throw error;
-  }
+    return { job, ages };
+  });
 }
 
 /** Per kind of data: its setting and live value, the enforcing job, the oldest row and how many rows are past the cutoff. */
 export async function describeRetention(deps: RetentionServiceDeps): Promise<z.infer<typeof RetentionOverview>> {
-  const job = await deps.jobStatus();
-  const ages = await kindAges(deps);
+  const { job, ages } = await readAges(deps);
   return {
-    kinds: RETENTION_KINDS.map((kind, index) => {
+    kinds: orderTargets(deps.targets).map((target, index) => {
       const age = ages[index]!;
       return {
-        kind: kind.kind,
-        setting: kind.setting,
-        value: deps.settings.text(kind.setting),
-        value_seconds: deps.settings.seconds(kind.setting),
+        kind: target.kind,
+        setting: target.setting,
+        value: deps.settings.text(target.setting),
+        value_seconds: deps.settings.seconds(target.setting),
         job: RETENTION_JOB,
         enabled: job.enabled,
         cutoff: age.cutoff.toISOString(),
         oldest: iso(age.oldest),
         past_cutoff: age.pastCutoff,
+        past_cutoff_estimated: age.pastCutoffEstimated,
         last_run: job.lastRun
           ? {
               id: job.lastRun.id,

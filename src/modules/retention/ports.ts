@@ -1,14 +1,14 @@
 import type pg from 'pg';
+import type { AgingTarget } from '../../platform/db/aging.ts';
+import type { BatchBounds, PurgeResult } from '../../platform/db/batchedDelete.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
-import type { RetentionSetting } from './kinds.ts';
-import type { BatchBounds } from './tasks/batches.ts';
 
 /** The live values of the retention settings; filled in by src/app/ from the settings module. */
-export interface RetentionSettings {
+export interface RetentionSettings<Setting extends string = string> {
   /** Whole seconds. */
-  seconds(name: RetentionSetting): number;
+  seconds(name: Setting): number;
   /** The same value as a Go duration ("8760h"), as the settings API shows it. */
-  text(name: RetentionSetting): string;
+  text(name: Setting): string;
 }
 
 /** The enforcing job as the jobs module reports it. */
@@ -19,36 +19,37 @@ export interface RetentionJobStatus {
   lastRun: { id: string; state: string; startedAt: Date; finishedAt: Date | null; error: string | null } | null;
 }
 
-/** One kind's purge, for the audit trail (event `retention.purged`). */
-export interface RetentionPurgeEvent {
+/**
+ * One kind's purge: its task's result and where it applied. The one shape from the task to the
+ * log line and the `retention.purged` event.
+ */
+export interface RetentionPurged<Setting extends string = string> extends PurgeResult {
   kind: string;
-  setting: RetentionSetting;
+  setting: Setting;
   retentionSeconds: number;
   cutoff: Date;
-  rows: number;
-  statements: number;
-  longestStatementMs: number;
-  longestStatement: string;
-  partitionsDropped: number;
 }
 
-export interface RetentionJobDeps {
+export interface RetentionJobDeps<Setting extends string = string> {
+  /** What ages, from the modules that own the tables; purged in retention's order (kinds.ts). */
+  targets: ReadonlyArray<AgingTarget<Setting>>;
   /** The tasks open their own connections with it. */
   connectionString: string;
-  settings: RetentionSettings;
-  jobStatus(): Promise<RetentionJobStatus>;
+  settings: RetentionSettings<Setting>;
   /** Keeps audit event partitions ahead of time; returns how many it created. */
   ensureAuditEventPartitions(): Promise<number>;
-  recordPurge(db: Queryable, event: RetentionPurgeEvent): Promise<void>;
+  recordPurge(db: Queryable, purged: RetentionPurged<Setting>): Promise<void>;
   /** Defaults to DEFAULT_BATCH_BOUNDS. */
   batch?: BatchBounds;
 }
 
 /** What GET /ops/retention needs. */
-export interface RetentionServiceDeps {
+export interface RetentionServiceDeps<Setting extends string = string> {
+  targets: ReadonlyArray<AgingTarget<Setting>>;
   pool: pg.Pool;
-  settings: RetentionSettings;
-  jobStatus(): Promise<RetentionJobStatus>;
-  /** Bound on each count behind the overview. */
+  settings: RetentionSettings<Setting>;
+  /** The enforcing job's state, read on `db` (the overview's bounded transaction). */
+  jobStatus(db: Queryable): Promise<RetentionJobStatus>;
+  /** Bound on each read behind the overview. */
   queryTimeoutMs: number;
 }

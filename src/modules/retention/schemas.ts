@@ -18,6 +18,9 @@ const KindEntry = z.object({
   cutoff: z.string().describe('Now on the database clock minus the retention: older rows are past it'),
   oldest: z.string().nullable().describe('The oldest row retention judges; null when there is none'),
   past_cutoff: z.number().int().describe('Rows older than the cutoff now, which the next run deletes'),
+  past_cutoff_estimated: z
+    .boolean()
+    .describe('True when past_cutoff includes whole expired months of audit events estimated from the catalogue; the boundary month is always counted'),
   last_run: LastRun.nullable(),
   next_run: z.string().nullable().describe('Null while the job is disabled'),
 });

@@ -1,4 +1,4 @@
-import { AppError, type FieldIssue, type StatusTable } from '../../platform/http/errors.ts';
+import { AppError, type FieldIssue, type StatusTable } from '../../platform/errors.ts';
 
 export const settingsStatuses = {
   setting_not_found: 404,

@@ -3,39 +3,49 @@ import type { Logger } from 'pino';
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import { type SettingsCacheOptions, createSettingsCache } from './cache.ts';
 import { createSettingsReader } from './reader.ts';
-import { type RecordSettingAudit, createSettingsService } from './service.ts';
+import type { RecordAudit } from '../../platform/audit.ts';
+import { defineModule } from '../../platform/module.ts';
+import { settingsStatuses } from './errors.ts';
+import { settingsRoutes } from './routes.ts';
+import { createSettingsService } from './service.ts';
 
-export { settingsRoutes } from './routes.ts';
 export { settingsStatuses } from './errors.ts';
 export type { SettingsReader } from './reader.ts';
-export { changeSettings, type SettingsService, type RecordSettingAudit, type ChangeContext, type SettingChange } from './service.ts';
-export { SETTINGS, type SettingName } from './registry.ts';
+export { changeSettings, type SettingsService, type ChangeContext, type SettingChange } from './service.ts';
+export { SETTINGS, type SettingName, type DurationSettingName } from './registry.ts';
 export { SETTINGS_CHANNEL } from './cache.ts';
 export { formatDurationSeconds } from './durations.ts';
 export { purgeSettingsHistory } from './purge.ts';
+export { settingsHistoryAging } from './aging.ts';
 export { settingBody } from './schemas.ts';
 
-export interface SettingsModuleDeps {
+export interface SettingsNeeds {
   pool: pg.Pool;
   listener: NotificationListener;
   logger: Logger;
-  recordAudit: RecordSettingAudit;
+  recordAudit: RecordAudit;
   cache?: SettingsCacheOptions;
 }
 
-/** Loads every setting before returning, so an instance never serves on defaults it should not. */
-export async function createSettingsModule(deps: SettingsModuleDeps) {
-  const cache = createSettingsCache(deps.pool, deps.listener, deps.logger, deps.cache);
-  try {
-    await cache.load();
-  } catch (error) {
-    cache.close();
-    throw error;
-  }
-  return {
-    reader: createSettingsReader(cache),
-    service: createSettingsService({ pool: deps.pool, cache, recordAudit: deps.recordAudit }),
-    reload: () => cache.reload(),
-    close: () => cache.close(),
-  };
-}
+/** Runtime settings: held in memory on every instance, changed with a reason, followed within a second. */
+export const settingsModule = defineModule({
+  name: 'settings',
+  routes: settingsRoutes,
+  statuses: settingsStatuses,
+  /** Loads every setting before returning, so an instance never serves on defaults it should not. */
+  async create(needs: SettingsNeeds) {
+    const cache = createSettingsCache(needs.pool, needs.listener, needs.logger, needs.cache);
+    try {
+      await cache.load();
+    } catch (error) {
+      cache.close();
+      throw error;
+    }
+    const service = createSettingsService({ pool: needs.pool, cache, recordAudit: needs.recordAudit });
+    return {
+      api: { reader: createSettingsReader(cache), service, reload: () => cache.reload() },
+      routeDeps: { settings: service },
+      close: () => cache.close(),
+    };
+  },
+});

@@ -1,12 +1,14 @@
 import { z } from 'zod';
-import { defineRoute, requestOrigin } from '../../platform/http/route.ts';
+import { changedBy } from '../../platform/caller.ts';
+import { routeDefiner } from '../../platform/http/route.ts';
 import { SettingBody, SettingChangeBody, settingBody, settingChangeBody } from './schemas.ts';
 import { REASON_MAX_LENGTH, type SettingsService } from './service.ts';
+import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 const NameParams = z.object({ name: z.string().min(1).max(200) });
 const ListQuery = z.object({ group: z.string().max(100).optional() });
 const HistoryQuery = z.object({
-  before: z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page').optional(),
+  before: PageCursor.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
 });
 const ChangeBody = z.object({
@@ -15,71 +17,73 @@ const ChangeBody = z.object({
   version: z.number().int().min(0).optional().describe('The version last read; a different current version is 409'),
 });
 
-export function settingsRoutes(deps: { settings: SettingsService }) {
-  return [
-    defineRoute({
-      method: 'GET',
-      path: '/ops/settings',
-      needsDatabase: false,
-      permission: 'ops.settings.read',
-      tag: 'ops',
-      summary: 'Every runtime setting with its value, default and bounds',
-      description: 'Read from the instance\'s memory: no query.',
-      query: ListQuery,
-      responses: { 200: z.object({ settings: z.array(SettingBody) }) },
-      handler: ({ query }) => ({ settings: deps.settings.list(query.group).map(settingBody) }),
-    }),
-    defineRoute({
-      method: 'GET',
-      path: '/ops/settings/{name}',
-      permission: 'ops.settings.read',
-      needsDatabase: false,
-      tag: 'ops',
-      summary: 'One runtime setting',
-      params: NameParams,
-      responses: { 200: SettingBody },
-      problems: ['setting_not_found'],
-      handler: ({ params }) => settingBody(deps.settings.get(params.name)),
-    }),
-    defineRoute({
-      method: 'GET',
-      path: '/ops/settings/{name}/history',
-      permission: 'ops.settings.read',
-      tag: 'ops',
-      summary: 'Changes of a setting, newest first',
-      params: NameParams,
-      query: HistoryQuery,
-      responses: { 200: z.object({ changes: z.array(SettingChangeBody), next_cursor: z.string().optional() }) },
-      problems: ['setting_not_found'],
-      handler: async ({ params, query }) => {
-        const rows = await deps.settings.history(params.name, query.before, query.limit + 1);
-        const page = rows.slice(0, query.limit);
-        return {
-          changes: page.map(settingChangeBody),
-          ...(rows.length > query.limit ? { next_cursor: page.at(-1)!.id } : {}),
-        };
-      },
-    }),
-    defineRoute({
-      method: 'PUT',
-      path: '/ops/settings/{name}',
-      permission: 'ops.settings.write',
-      tag: 'ops',
-      summary: 'Change a runtime setting; every instance follows within a second',
-      description:
-        'Needs a reason. A value equal to the current one changes nothing (no version, history or audit event). ' +
-        'The value, a history row, an audit event and the notification to every instance commit together.',
-      params: NameParams,
-      body: ChangeBody,
-      responses: { 200: SettingBody },
-      problems: ['setting_not_found', 'invalid_setting_value', 'setting_reason_required', 'setting_version_conflict'],
-      handler: async ({ params, body, request }) => {
-        const [entry] = await deps.settings.change([{ name: params.name, value: body.value, version: body.version }], body.reason, {
-          actor: { kind: request.actor!.kind, id: request.actor!.id, label: request.actor!.label },
-          ...requestOrigin(request),
-        });
-        return settingBody(entry!);
-      },
-    }),
-  ];
+/** What the settings routes' handlers receive. */
+export interface SettingsRouteDeps {
+  settings: SettingsService;
 }
+
+const defineRoute = routeDefiner<SettingsRouteDeps>();
+
+export const settingsRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/ops/settings',
+    needsDatabase: false,
+    permission: 'ops.settings.read',
+    tag: 'ops',
+    summary: 'Every runtime setting with its value, default and bounds',
+    description: 'Read from the instance\'s memory: no query.',
+    query: ListQuery,
+    responses: { 200: z.object({ settings: z.array(SettingBody) }) },
+    handler: ({ query, deps }) => ({ settings: deps.settings.list(query.group).map(settingBody) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/ops/settings/{name}',
+    permission: 'ops.settings.read',
+    needsDatabase: false,
+    tag: 'ops',
+    summary: 'One runtime setting',
+    params: NameParams,
+    responses: { 200: SettingBody },
+    problems: ['setting_not_found'],
+    handler: ({ params, deps }) => settingBody(deps.settings.get(params.name)),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/ops/settings/{name}/history',
+    permission: 'ops.settings.read',
+    tag: 'ops',
+    summary: 'Changes of a setting, newest first',
+    params: NameParams,
+    query: HistoryQuery,
+    responses: { 200: z.object({ changes: z.array(SettingChangeBody), next_cursor: z.string().optional() }) },
+    problems: ['setting_not_found'],
+    handler: async ({ params, query, deps }) => {
+      const rows = await deps.settings.history(params.name, query.before, rowsForPage(query.limit));
+      const { page, nextCursor } = keysetPage(rows, query.limit);
+      return {
+        changes: page.map(settingChangeBody),
+        ...nextCursor,
+      };
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/ops/settings/{name}',
+    permission: 'ops.settings.write',
+    tag: 'ops',
+    summary: 'Change a runtime setting; every instance follows within a second',
+    description:
+      'Needs a reason. A value equal to the current one changes nothing (no version, history or audit event). ' +
+      'The value, a history row, an audit event and the notification to every instance commit together.',
+    params: NameParams,
+    body: ChangeBody,
+    responses: { 200: SettingBody },
+    problems: ['setting_not_found', 'invalid_setting_value', 'setting_reason_required', 'setting_version_conflict'],
+    handler: async ({ params, body, caller, deps }) => {
+      const [entry] = await deps.settings.change([{ name: params.name, value: body.value, version: body.version }], body.reason, changedBy(caller));
+      return settingBody(entry!);
+    },
+  }),
+];

@@ -1,12 +1,12 @@
 import type pg from 'pg';
-import type { Queryable } from '../../platform/db/pool.ts';
+import type { RecordAudit } from '../../platform/audit.ts';
+import type { ChangedBy } from '../../platform/caller.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { validationFailed } from '../../platform/http/errors.ts';
 import { type CachedSetting, type SettingsCache, effectiveSetting } from './cache.ts';
 import { SettingsError, settingNotFound } from './errors.ts';
 import { findSetting } from './registry.ts';
 import {
-  type ChangeActor,
   type SettingChangeRow,
   insertSettingChange,
   lockSetting,
@@ -18,28 +18,8 @@ import { parseSettingValue, toJson } from './values.ts';
 
 export const REASON_MAX_LENGTH = 500;
 
-/** An audit event as this module records it, inside the transaction of the change. */
-export interface SettingAuditEvent {
-  action: 'settings.value.changed';
-  actor: ChangeActor;
-  resource: { type: 'setting'; id: string };
-  outcome: 'success';
-  requestId: string;
-  clientAddress: string | undefined;
-  userAgent: string | undefined;
-  metadata: Record<string, unknown>;
-}
-
-/** The audit trail, a port filled in by src/app/. */
-export type RecordSettingAudit = (tx: Queryable, event: SettingAuditEvent) => Promise<void>;
-
 /** Who asks for a change and from where, for history and audit. */
-export interface ChangeContext {
-  actor: ChangeActor;
-  requestId?: string;
-  clientAddress?: string;
-  userAgent?: string;
-}
+export type ChangeContext = ChangedBy;
 
 export interface SettingChange {
   name: string;
@@ -51,7 +31,7 @@ export interface SettingChange {
 export interface SettingsServiceDeps {
   pool: pg.Pool;
   cache: SettingsCache;
-  recordAudit: RecordSettingAudit;
+  recordAudit: RecordAudit;
 }
 
 function checkReason(reason: string | undefined): string {
@@ -82,7 +62,7 @@ function validateChange(change: SettingChange) {
  */
 export async function changeSettings(
   pool: pg.Pool,
-  recordAudit: RecordSettingAudit,
+  recordAudit: RecordAudit,
   changes: SettingChange[],
   reasonText: string | undefined,
   context: ChangeContext,

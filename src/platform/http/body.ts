@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 // What koa-body's decompression (inflation) reads; the size limit counts the decompressed bytes.

@@ -1,41 +1,4 @@
-/** One field-level validation issue; never carries the submitted value. */
-export interface FieldIssue {
-  location: string;
-  message: string;
-}
-
-/**
- * Base of every error the product throws on purpose. `code` is public API (add, never rename);
- * the HTTP status lives in the module's status table, not here, so modules know nothing of HTTP.
- */
-export class AppError extends Error {
-  readonly code: string;
-  readonly issues: FieldIssue[] | undefined;
-  readonly headers: Record<string, string> | undefined;
-
-  constructor(
-    code: string,
-    message: string,
-    options: { cause?: unknown; issues?: FieldIssue[]; headers?: Record<string, string> } = {},
-  ) {
-    // An AppError is an answer (404, 429, ...), never logged with a stack: capturing one cost more
-    // than the rest of a refused request.
-    const depth = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    try {
-      super(message, { cause: options.cause });
-    } finally {
-      Error.stackTraceLimit = depth;
-    }
-    this.name = new.target.name;
-    this.code = code;
-    this.issues = options.issues;
-    this.headers = options.headers;
-  }
-}
-
-/** code → HTTP status, one table per module; `src/app/` merges them once at start-up. */
-export type StatusTable = Readonly<Record<string, number>>;
+import { AppError, type FieldIssue, type StatusTable } from '../errors.ts';
 
 /** The platform's own codes (RFC 9457 fallbacks and request-shape errors). */
 export const platformStatuses = {

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
-import { AppError, type FieldIssue, type StatusTable } from './errors.ts';
+import { AppError, type FieldIssue, type StatusTable } from '../errors.ts';
 
 export interface Problem {
   type?: string;

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
 import type { HttpMetrics } from '../metrics/registry.ts';
 import type { AnsweredRequest } from './accessLog.ts';
-import type { AppError } from './errors.ts';
+import type { AppError } from '../errors.ts';
 import type { Problem } from './problem.ts';
 import { requestIdFor } from './requestId.ts';
 

@@ -1,41 +1,46 @@
-import type { Context } from 'koa';
 import type { z } from 'zod';
-import { storableText } from './schemas.ts';
+import type { Caller, RequestOrigin } from '../caller.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** Who is calling, as the bearer middleware established it. */
-export interface Actor {
-  kind: 'account';
-  id: string;
-  label: string;
-  /** Authentication methods of the token's sign-in (e.g. pwd, otp, cli). */
-  methods: string[];
-  /** The sign-in session the token came from, when it came from one (sign-out revokes it). */
-  sessionId?: string | undefined;
-}
-
-/** What a handler may know of the request besides its validated input. */
-export interface RequestInfo {
-  requestId: string;
-  actor: Actor | undefined;
-  clientAddress: string;
-  userAgent: string;
-  /** Raw request header, for the few routes that need one (e.g. Authorization for linking). */
-  header(name: string): string;
-  /** Sets a response header (Location, Retry-After, ...). */
-  setHeader(name: string, value: string): void;
-  /** Sets the response status when it depends on the outcome (e.g. 200 or 202). */
-  setStatus(status: number): void;
-}
-
 type Schema = z.ZodType;
 type Infer<S> = S extends Schema ? z.infer<S> : undefined;
+
+/** What a handler is given: the validated input, its module's dependencies, and who calls from where. */
+export interface HandlerInput<P, Q, B, D> {
+  params: Infer<P>;
+  query: Infer<Q>;
+  body: Infer<B>;
+  /** The module's dependencies, given at call time: the route itself is static data. */
+  deps: D;
+  /** The signed-in caller; only routes that require a bearer have one (reading it elsewhere throws). */
+  caller: Caller;
+  origin: RequestOrigin;
+  /** A raw request header, for the few use cases that read one (Cookie, Authorization for linking). */
+  header(name: string): string;
+}
+
+/** An answer whose status or headers depend on the outcome (201 or 200, Location, Set-Cookie). */
+export class Reply {
+  readonly body: unknown;
+  readonly status: number | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(body: unknown, status?: number, headers: Readonly<Record<string, string>> = {}) {
+    this.body = body;
+    this.status = status;
+    this.headers = headers;
+  }
+}
+
+export const reply = (body: unknown, options: { status?: number; headers?: Record<string, string> } = {}) =>
+  new Reply(body, options.status, options.headers);
 
 export interface RouteDefinition<
   P extends Schema | undefined = Schema | undefined,
   Q extends Schema | undefined = Schema | undefined,
   B extends Schema | undefined = Schema | undefined,
+  D = unknown,
 > {
   method: HttpMethod;
   /** OpenAPI-style path: /ops/settings/{name}. */
@@ -61,19 +66,31 @@ export interface RouteDefinition<
    * database_unavailable. Every other route gets both, and its document says so.
    */
   needsDatabase?: false;
-  handler: (input: { params: Infer<P>; query: Infer<Q>; body: Infer<B>; request: RequestInfo }) => unknown;
+  /** Returns the body, or a Reply when the status or headers depend on the outcome. */
+  handler: (input: HandlerInput<P, Q, B, D>) => unknown;
 }
 
-export type AnyRoute = RouteDefinition<Schema | undefined, Schema | undefined, Schema | undefined>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a route list mixes every module's dependency type
+export type AnyRoute = RouteDefinition<Schema | undefined, Schema | undefined, Schema | undefined, any>;
 
-/** Declares a route as data: the router and the OpenAPI document are both built from it. */
-export function defineRoute<
-  P extends Schema | undefined = undefined,
-  Q extends Schema | undefined = undefined,
-  B extends Schema | undefined = undefined,
->(route: RouteDefinition<P, Q, B>): AnyRoute {
-  return route as unknown as AnyRoute;
+/** A module's route with the dependencies its handler will be given. */
+export interface BoundRoute {
+  route: AnyRoute;
+  deps: unknown;
 }
+
+/**
+ * Declares routes as data for a module whose handlers receive `D`: the router and the OpenAPI
+ * document are both built from them, the document without any dependency.
+ */
+export function routeDefiner<D = undefined>() {
+  return <P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(
+    route: RouteDefinition<P, Q, B, D>,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the input types stay with the handler
+  ): RouteDefinition<any, any, any, D> => route as unknown as RouteDefinition<any, any, any, D>;
+}
+
+export const bindRoutes = (routes: readonly AnyRoute[], deps: unknown): BoundRoute[] => routes.map((route) => ({ route, deps }));
 
 export function requiresBearer(route: AnyRoute): boolean {
   return route.permission !== undefined || route.auth === 'bearer';
@@ -88,22 +105,5 @@ export function koaPath(path: string): string {
   return path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
 }
 
-/** Where a request came from, as audit events and history rows record it. */
-export function requestOrigin(request: Pick<RequestInfo, 'requestId' | 'clientAddress' | 'userAgent'>) {
-  return { requestId: request.requestId, clientAddress: request.clientAddress, userAgent: request.userAgent };
-}
-
-export function requestInfo(ctx: Context): RequestInfo {
-  return {
-    requestId: ctx.state.requestId as string,
-    actor: ctx.state.actor as Actor | undefined,
-    clientAddress: ctx.state.clientAddress as string,
-    // Stored with audit events and sessions; HTTP parsers differ on what header bytes they let through.
-    userAgent: storableText(ctx.get('User-Agent')),
-    header: (name) => ctx.get(name),
-    setHeader: (name, value) => ctx.set(name, value),
-    setStatus: (status) => {
-      ctx.state.responseStatus = status;
-    },
-  };
-}
+/** Declares a route whose handler needs no dependency. */
+export const defineRoute = routeDefiner();

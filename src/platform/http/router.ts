@@ -1,7 +1,9 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { withDatabaseDeadline } from '../db/deadline.ts';
-import { type Actor, type AnyRoute, koaPath, needsDatabase, requestInfo, requiresBearer } from './route.ts';
+import type { Actor, Caller, RequestOrigin } from '../caller.ts';
+import { type BoundRoute, Reply, koaPath, needsDatabase, requiresBearer } from './route.ts';
+import { storableText } from './schemas.ts';
 import { methodNotAllowed, notFound } from './errors.ts';
 import { parseRequest } from './validate.ts';
 
@@ -17,9 +19,9 @@ export interface RouteGuard {
  * database runs within the request deadline: its waits for a connection and its statements end
  * there (503 database_unavailable).
  */
-export function buildRouter(routes: AnyRoute[], guard: RouteGuard, options: { requestDeadlineMs: number }): Middleware[] {
+export function buildRouter(routes: BoundRoute[], guard: RouteGuard, options: { requestDeadlineMs: number }): Middleware[] {
   const router = new Router();
-  for (const route of routes) {
+  for (const { route, deps } of routes) {
     const handle = async (ctx: Context) => {
       if (requiresBearer(route)) {
         const actor = await guard.authenticate(ctx);
@@ -33,10 +35,27 @@ export function buildRouter(routes: AnyRoute[], guard: RouteGuard, options: { re
         ['query', route.query, ctx.query],
         ['body', route.body, ctx.request.body ?? {}],
       ]);
-      const result = await route.handler({ params, query, body, request: requestInfo(ctx) });
-      ctx.status = (ctx.state.responseStatus as number | undefined) ?? route.status ?? 200;
-      if (result !== undefined && ctx.status !== 204) {
-        ctx.body = result;
+      const origin = requestOrigin(ctx);
+      const actor = ctx.state.actor as Actor | undefined;
+      const result = await route.handler({
+        params,
+        query,
+        body,
+        deps,
+        origin,
+        get caller(): Caller {
+          if (!actor) {
+            throw new Error(`${route.method} ${route.path} is public: it has no caller`);
+          }
+          return { actor, ...origin };
+        },
+        header: (name) => ctx.get(name),
+      });
+      const answer = result instanceof Reply ? result : new Reply(result);
+      ctx.status = answer.status ?? route.status ?? 200;
+      ctx.set(answer.headers);
+      if (answer.body !== undefined && ctx.status !== 204) {
+        ctx.body = answer.body;
       }
     };
     const bounded = needsDatabase(route);
@@ -58,4 +77,13 @@ export function buildRouter(routes: AnyRoute[], guard: RouteGuard, options: { re
     }
   };
   return [router.routes() as unknown as Middleware, unmatched];
+}
+
+function requestOrigin(ctx: Context): RequestOrigin {
+  return {
+    requestId: ctx.state.requestId as string,
+    clientAddress: ctx.state.clientAddress as string,
+    // Stored with audit events and sessions; HTTP parsers differ on what header bytes they let through.
+    userAgent: storableText(ctx.get('User-Agent')),
+  };
 }

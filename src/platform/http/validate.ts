@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { type FieldIssue, validationFailed } from './errors.ts';
+import { type FieldIssue } from '../errors.ts';
+import { validationFailed } from './errors.ts';
 import { StorableInput } from './schemas.ts';
 
 type Part = 'params' | 'query' | 'body';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../errors.ts';
 
 /**
  * A function that runs on a worker thread, named for metrics and logs. Input and output are plain

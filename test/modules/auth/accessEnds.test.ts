@@ -1,5 +1,5 @@
 import test, { type ExecutionContext } from 'ava';
-import { identifyCaller } from '../../../src/app/identities.ts';
+import { bearerIdentifier as identifyCaller } from '../../../src/modules/auth/index.ts';
 import { setAccountLockedByEmail } from '../../../src/modules/auth/service.ts';
 import { loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
 import { waitFor } from '../../support/cluster.ts';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { SignJWT, UnsecuredJWT, generateKeyPair } from 'jose';
-import { identifyCaller } from '../../../src/app/identities.ts';
+import { bearerIdentifier as identifyCaller } from '../../../src/modules/auth/index.ts';
 import { createRole, grantRoleToAccount } from '../../../src/modules/auth/service.ts';
 import { loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
 import { updateRolePermissions } from '../../../src/modules/auth/store/roles.ts';

@@ -2,8 +2,9 @@ import test from 'ava';
 import { changeDefinition } from '../../../src/modules/jobs/changeDefinition.ts';
 import { createJobRegistry } from '../../../src/modules/jobs/definitions.ts';
 import { purgeDefinitionHistory, purgeFinishedRuns } from '../../../src/modules/jobs/index.ts';
-import type { JobsServiceDeps, RecordJobDefinitionChange } from '../../../src/modules/jobs/ports.ts';
-import type { RequestInfo } from '../../../src/platform/http/route.ts';
+import type { JobsServiceDeps } from '../../../src/modules/jobs/ports.ts';
+import type { RecordAudit } from '../../../src/platform/audit.ts';
+import type { ChangedBy } from '../../../src/platform/caller.ts';
 import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
 
 let db: TestDatabase;
@@ -12,17 +13,14 @@ const jobs = createJobRegistry(
   ['audited', 'refused'].map((name) => ({ name, description: 'test', schedule: '@every 1h', timeoutSeconds: 10, maxAttempts: 1, handler: async () => undefined })),
 );
 
-const request: RequestInfo = {
+const request: ChangedBy = {
   requestId: 'req-1',
-  actor: { kind: 'account', id: 'acc-1', label: 'ops@example.com', methods: ['cli'] },
+  actor: { kind: 'account', id: 'acc-1', label: 'ops@example.com' },
   clientAddress: '203.0.113.9',
   userAgent: 'curl/8',
-  header: () => '',
-  setHeader: () => undefined,
-  setStatus: () => undefined,
 };
 
-const deps = (record: RecordJobDefinitionChange): JobsServiceDeps => ({ pool: db.pool, jobs, recordDefinitionChange: record, queryTimeoutMs: 5_000 });
+const deps = (record: RecordAudit): JobsServiceDeps => ({ pool: db.pool, jobs, recordAudit: record, queryTimeoutMs: 5_000 });
 
 test.before(async () => {
   db = await createTestDatabase();
@@ -34,18 +32,17 @@ test.after.always(async () => {
 });
 
 test('the audit port gets the change with actor, reason, client and request, inside the change\'s transaction', async (t) => {
-  const record: RecordJobDefinitionChange = async (tx, event) => {
-    await tx.query('insert into test_audit (job, event) values ($1, $2)', [event.job, JSON.stringify(event)]);
+  const record: RecordAudit = async (tx, event) => {
+    await tx.query('insert into test_audit (job, event) values ($1, $2)', [event.resource?.id, JSON.stringify(event)]);
   };
   await changeDefinition(deps(record), 'audited', { enabled: false, reason: ' maintenance window ' }, request);
   const { rows } = await db.pool.query(`select event from test_audit where job = 'audited'`);
   t.is(rows.length, 1);
   t.like(rows[0].event, {
-    job: 'audited',
+    action: 'jobs.definition.changed',
+    resource: { type: 'job_definition', id: 'audited' },
     actor: { id: 'acc-1' },
-    before: { enabled: true, schedule: '@every 1h' },
-    after: { enabled: false, schedule: '@every 1h' },
-    reason: 'maintenance window',
+    metadata: { before: { enabled: true, schedule: '@every 1h' }, after: { enabled: false, schedule: '@every 1h' }, reason: 'maintenance window' },
     requestId: 'req-1',
     clientAddress: '203.0.113.9',
     userAgent: 'curl/8',
@@ -53,7 +50,7 @@ test('the audit port gets the change with actor, reason, client and request, ins
 });
 
 test('when the audit event cannot be recorded, the change does not happen', async (t) => {
-  const failing: RecordJobDefinitionChange = async () => {
+  const failing: RecordAudit = async () => {
     throw new Error('audit store unavailable');
   };
   await t.throwsAsync(changeDefinition(deps(failing), 'refused', { enabled: false, reason: 'try' }, request), { message: 'audit store unavailable' });

@@ -7,7 +7,7 @@ import { startJobWorkers } from '../../../src/modules/jobs/worker.ts';
 import { createNotificationListener } from '../../../src/platform/db/listener.ts';
 import { createLogger } from '../../../src/platform/logging/logger.ts';
 import { createTaskPool } from '../../../src/platform/tasks/pool.ts';
-import { AppError } from '../../../src/platform/http/errors.ts';
+import { AppError } from '../../../src/platform/errors.ts';
 import { defineTask } from '../../../src/platform/tasks/task.ts';
 import { waitFor } from '../../support/cluster.ts';
 import { type TestDatabase, createTestDatabase } from '../../support/database.ts';

@@ -1,8 +1,8 @@
 import test from 'ava';
 import pg from 'pg';
-import { type BatchBounds, nextBatchSize } from '../../../src/modules/retention/tasks/batches.ts';
-import { purgeAuditEvents } from '../../../src/modules/retention/tasks/purgeAuditEvents.ts';
-import { purgeSettingsHistory } from '../../../src/modules/retention/tasks/purgeSettingsHistory.ts';
+import { purgeAuditEvents } from '../../../src/modules/audit/tasks/purgeAuditEvents.ts';
+import { purgeSettingsHistory } from '../../../src/modules/settings/tasks/purgeSettingsHistory.ts';
+import { type BatchBounds, nextBatchSize } from '../../../src/platform/db/batchedDelete.ts';
 import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
 
 let db: TestDatabase;

@@ -4,8 +4,9 @@ import type { Server } from 'node:http';
 import pino from 'pino';
 import { z } from 'zod';
 import { createHttpServer } from '../../../src/app/http.ts';
-import { AppError, unauthenticated } from '../../../src/platform/http/errors.ts';
-import { defineRoute } from '../../../src/platform/http/route.ts';
+import { AppError } from '../../../src/platform/errors.ts';
+import { unauthenticated } from '../../../src/platform/http/errors.ts';
+import { bindRoutes, defineRoute } from '../../../src/platform/http/route.ts';
 import { assertProblem } from '../../support/problems.ts';
 
 let server: Server;
@@ -56,7 +57,7 @@ const routes = [
 test.before(async () => {
   server = createHttpServer({
     logger: pino({ level: 'silent' }),
-    routes,
+    routes: bindRoutes(routes, undefined),
     guard: {
       authenticate: async () => {
         throw unauthenticated();
@@ -145,7 +146,7 @@ test('a well-formed X-Request-Id is kept; a malformed one replaced', async (t) =
 test('an early answer skips Koa with the frame\'s headers and problem; an early check that throws leaves the request to Koa', async (t) => {
   const early = createHttpServer({
     logger: pino({ level: 'silent' }),
-    routes,
+    routes: bindRoutes(routes, undefined),
     guard: { authenticate: async () => Promise.reject(unauthenticated()), authorize: () => undefined },
     statuses: [{ thing_conflict: 409 }],
     metrics: { observe: () => undefined },

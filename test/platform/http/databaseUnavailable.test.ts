@@ -6,7 +6,7 @@ import pino from 'pino';
 import { createHttpServer } from '../../../src/app/http.ts';
 import { DatabaseUnavailableError } from '../../../src/platform/db/deadline.ts';
 import { buildOpenApiDocument } from '../../../src/platform/http/openapi.ts';
-import { type AnyRoute, defineRoute } from '../../../src/platform/http/route.ts';
+import { type AnyRoute, bindRoutes, defineRoute } from '../../../src/platform/http/route.ts';
 import { assertProblem } from '../../support/problems.ts';
 
 let server: Server;
@@ -37,7 +37,7 @@ test.before(async () => {
   });
   server = createHttpServer({
     logger: pino({ level: 'info' }, sink),
-    routes,
+    routes: bindRoutes(routes, undefined),
     guard: { authenticate: () => Promise.reject(new Error('no auth here')), authorize: () => undefined },
     statuses: [],
     metrics: { observe: () => undefined },

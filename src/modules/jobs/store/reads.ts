@@ -103,12 +103,6 @@ export async function selectLiveConsumers(db: Queryable): Promise<Array<{ instan
   return (await db.query<{ instance_id: string; queues: string[]; workers: number }>(selectLiveConsumersSql)).rows;
 }
 
-const setStatementTimeoutSql = `select set_config('statement_timeout', $1, true)`;
-
-/** Bounds every later statement of the transaction. */
-export async function setStatementTimeout(tx: Queryable, ms: number): Promise<void> {
-  await tx.query(setStatementTimeoutSql, [String(ms)]);
-}
 
 // Per job, when its latest success and failure finished among its last 1000 runs: walks the (job, id)
 // index backwards, so a job that never fails costs 1000 index entries, not its whole history.

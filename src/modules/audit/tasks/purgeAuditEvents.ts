@@ -1,5 +1,7 @@
 import type pg from 'pg';
+import { type PurgeConnection, type PurgeInput, type PurgeMeter, type PurgeResult, deleteInBatches, openPurgeConnection, runPurge } from '../../../platform/db/batchedDelete.ts';
 import { PG, pgCode } from '../../../platform/db/pgErrors.ts';
+import { transactionOn } from '../../../platform/db/transaction.ts';
 import { sleep } from '../../../platform/time.ts';
 import {
   countAuditPartition,
@@ -8,8 +10,7 @@ import {
   purgeAuditEventBatch,
   selectDetachedAuditPartitions,
   selectExpiredAuditPartitions,
-} from '../../audit/purge.ts';
-import { type PurgeConnection, type PurgeInput, type PurgeMeter, type PurgeResult, deleteInBatches, openPurgeConnection, runPurge } from './batches.ts';
+} from '../purge.ts';
 
 // Detaching a month locks all of audit_events: wait briefly for the lock, or not at all.
 const DETACH_LOCK_TIMEOUT = '100ms';
@@ -17,18 +18,6 @@ const DETACH_ATTEMPTS = 3;
 const DETACH_RETRY_MS = 200;
 // Counting and dropping a month takes ten times as long as detaching it: two connections keep up.
 const DROP_CONNECTIONS = 2;
-
-async function inTransaction<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
-  await client.query('begin');
-  try {
-    const result = await work();
-    await client.query('commit');
-    return result;
-  } catch (error) {
-    await client.query('rollback').catch(() => undefined);
-    throw error;
-  }
-}
 
 interface MonthDroppers {
   drop(name: string): void;
@@ -92,7 +81,7 @@ async function detachExpiredMonth(client: pg.ClientBase, name: string, meter: Pu
   for (let attempt = 1; attempt <= DETACH_ATTEMPTS; attempt += 1) {
     try {
       await meter.time(`detach ${name}`, () =>
-        inTransaction(client, async () => {
+        transactionOn(client, async () => {
           await client.query(`select set_config('lock_timeout', $1, true)`, [DETACH_LOCK_TIMEOUT]);
           await detachAuditPartition(client, name);
         }),
@@ -135,7 +124,7 @@ export function purgeAuditEvents(input: PurgeInput): Promise<PurgeResult> {
           droppers.drop(name);
         }
       }
-      await deleteInBatches(meter, input.batch, (size) => inTransaction(client, () => purgeAuditEventBatch(client, cutoff, size)));
+      await deleteInBatches(meter, input.batch, (size) => transactionOn(client, () => purgeAuditEventBatch(client, cutoff, size)));
     } catch (error) {
       dropFailed = await droppers.finished().then(
         () => false,

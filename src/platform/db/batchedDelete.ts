@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { describeTaskFailure } from '../../../platform/tasks/failure.ts';
-import type { TaskFailure } from '../../../platform/tasks/task.ts';
+import { describeTaskFailure } from '../tasks/failure.ts';
+import type { TaskFailure } from '../tasks/task.ts';
 
 /** How a purge sizes its batches: it starts at `initial` and aims each statement at `targetMs`. */
 export interface BatchBounds {
@@ -139,4 +139,12 @@ export async function deleteInBatches(meter: PurgeMeter, bounds: BatchBounds, de
     }
     size = nextBatchSize(size, ms, bounds);
   }
+}
+
+/** Deletes up to `size` rows older than the cutoff, oldest first; fewer than asked means none are left. */
+export type DeleteBatch = (client: pg.ClientBase, cutoff: Date, size: number) => Promise<number>;
+
+/** A purge task of one table: the owner's batch, repeated on a connection of the purge's own. */
+export function purgeInBatches(input: PurgeInput, deleteBatch: DeleteBatch): Promise<PurgeResult> {
+  return runPurge(input, (client, cutoff, meter) => deleteInBatches(meter, input.batch, (size) => deleteBatch(client, cutoff, size)));
 }

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import client from 'prom-client';
+import type { Logger } from 'pino';
+import { type NotificationListener, createNotificationListener } from '../platform/db/listener.ts';
+import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
+import { createLogger } from '../platform/logging/logger.ts';
+import { registerPoolMetrics } from '../platform/metrics/dbPool.ts';
+import { type Registry, createRegistry } from '../platform/metrics/registry.ts';
+import { type TaskPool, createTaskPool } from '../platform/tasks/pool.ts';
+import { type BuildInfo, loadBuildInfo } from './buildInfo.ts';
+import type { Config } from './config.ts';
+import { openRateLimitPool } from './rateLimits.ts';
+import { RETENTION_TARGETS } from './retention.ts';
+
+/** What every module of an instance shares: its identity, logger, connections, metrics and threads. */
+export interface Platform {
+  instanceId: string;
+  startedAt: Date;
+  build: BuildInfo;
+  logger: Logger;
+  pool: InstrumentedPool;
+  /** Reserved for rate-limit decisions, so they never queue behind other queries. */
+  rateLimitPool: InstrumentedPool;
+  listener: NotificationListener;
+  registry: Registry;
+  tasks: TaskPool;
+  /** Closes what was opened here, after every module has closed. */
+  close(): Promise<void>;
+}
+
+export interface PlatformOptions {
+  workerSlot?: string | undefined;
+  rateLimitTimeoutMs?: number | undefined;
+}
+
+export function openPlatform(config: Config & { databaseUrl: string }, options: PlatformOptions): Platform {
+  const instanceId = randomBytes(8).toString('hex');
+  const build = loadBuildInfo();
+  const logger = createLogger(config.logLevel, { instance_id: instanceId });
+  const pool = createPool({ connectionString: config.databaseUrl, max: 10, applicationName: `backplane-${instanceId}` });
+  const rateLimitPool = openRateLimitPool(config.databaseUrl, `backplane-${instanceId}-ratelimit`, options.rateLimitTimeoutMs);
+  const listener = createNotificationListener(config.databaseUrl, logger);
+  const registry = createRegistry(options.workerSlot ?? '0');
+  registerPoolMetrics(registry, pool);
+  new client.Gauge({
+    name: 'backplane_instance_info',
+    help: 'The instance behind a worker slot: 1 labelled with its id and version',
+    labelNames: ['instance_id', 'version'],
+    registers: [registry],
+  }).set({ instance_id: instanceId, version: build.version }, 1);
+  const tasks = createTaskPool({
+    threads: config.taskThreads,
+    closeTimeoutMs: config.drainTimeoutMs,
+    registry,
+    logger,
+    // An instance that runs jobs keeps a thread with the retention tasks loaded: a run starts deleting at once.
+    preload: config.jobWorkers > 0 ? RETENTION_TARGETS.map((target) => target.task) : [],
+  });
+  return {
+    instanceId,
+    startedAt: new Date(),
+    build,
+    logger,
+    pool,
+    rateLimitPool,
+    listener,
+    registry,
+    tasks,
+    async close() {
+      await tasks.close();
+      await listener.close();
+      await pool.end().catch(() => undefined);
+      await rateLimitPool.end().catch(() => undefined);
+    },
+  };
+}

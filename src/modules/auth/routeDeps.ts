@@ -1,0 +1,8 @@
+import type { RoleChanges } from './roleChanges.ts';
+import type { SignInDeps } from './signIn.ts';
+
+/** What the auth module's route handlers receive. */
+export interface AuthRouteDeps {
+  signIn: SignInDeps;
+  roles: RoleChanges;
+}
