@@ -1,9 +1,9 @@
 import { CLI_ACTOR, recordAuditEvent } from '../modules/audit/index.ts';
-import { createAccount, grantRoleToAccount, setAccountLockedByEmail } from '../modules/auth/service.ts';
-import { listAccounts } from '../modules/auth/store/accounts.ts';
+import { createAccount, grantRoleToAccount, listAccounts, setAccountLockedByEmail } from '../modules/auth/index.ts';
 import { withTransaction } from '../platform/db/transaction.ts';
 import { type Flags, UsageError, flag, flagList, hasFlag, requiredFlag } from './args.ts';
 import { withDatabase } from './database.ts';
+import { printJson, printTable } from './output.ts';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -49,8 +49,11 @@ export async function accounts(flags: Flags): Promise<number> {
   }
   if (action === 'list') {
     const rows = await withDatabase((pool) => listAccounts(pool), { migrate: true });
-    for (const row of rows) {
-      console.log(`${row.email}\t${row.id}\t${row.roles.join(',') || '-'}${row.locked ? '\tlocked' : ''}`);
+    const entries = rows.map((row) => ({ id: row.id, email: row.email, roles: row.roles, locked: row.locked, created_at: row.createdAt.toISOString() }));
+    if (hasFlag(flags, 'json')) {
+      printJson({ accounts: entries });
+    } else {
+      printTable(['EMAIL', 'ID', 'ROLES', 'LOCKED'], entries.map((entry) => [entry.email, entry.id, entry.roles.join(','), entry.locked ? 'locked' : '']));
     }
     return 0;
   }

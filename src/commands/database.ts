@@ -1,4 +1,4 @@
-import { loadConfig } from '../app/config.ts';
+import { type Config, loadConfig } from '../app/config.ts';
 import { checkServerVersion, openDatabase } from '../app/database.ts';
 import { migrateUp } from '../platform/db/migrations.ts';
 import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
@@ -7,7 +7,10 @@ import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
  * Runs a command against DATABASE_URL or the embedded database (the running one, or started for
  * the command's duration). With migrate, pending migrations are applied first.
  */
-export async function withDatabase<T>(work: (pool: InstrumentedPool) => Promise<T>, options: { migrate: boolean }): Promise<T> {
+export async function withDatabase<T>(
+  work: (pool: InstrumentedPool, context: { url: string; config: Config }) => Promise<T>,
+  options: { migrate: boolean },
+): Promise<T> {
   const config = loadConfig();
   const database = await openDatabase(config);
   // A command may migrate, under a session advisory lock: it connects past any transaction pooler.
@@ -17,7 +20,7 @@ export async function withDatabase<T>(work: (pool: InstrumentedPool) => Promise<
     if (options.migrate) {
       await migrateUp(pool);
     }
-    return await work(pool);
+    return await work(pool, { url: database.url, config });
   } finally {
     await pool.end();
     await database.release();

@@ -6,7 +6,14 @@ import { withDatabase } from './database.ts';
 export async function migrate(flags: Flags): Promise<number> {
   const [action] = flags.positional;
   if (action === 'up') {
-    const applied = await withDatabase((pool) => migrateUp(pool), { migrate: false });
+    const applied = await withDatabase(async (pool) => {
+      // People at a terminal learn what the wait is for; pipes and logs get only the result.
+      if (process.stderr.isTTY) {
+        const { pending } = await migrationStatus(pool, listMigrationFiles());
+        process.stderr.write(pending ? `… applying ${pending} migration(s) under the advisory lock\n` : '');
+      }
+      return migrateUp(pool);
+    }, { migrate: false });
     console.log(applied.length ? `applied ${applied.length}: ${applied.join(', ')}` : 'nothing to apply: the schema is current');
     return 0;
   }

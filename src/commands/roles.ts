@@ -1,9 +1,9 @@
 import { CLI_ACTOR, recordAuditEvent } from '../modules/audit/index.ts';
-import { createRole, grantRoleToAccount } from '../modules/auth/service.ts';
-import { listRoles } from '../modules/auth/store/roles.ts';
+import { createRole, grantRoleToAccount, listRoles } from '../modules/auth/index.ts';
 import { withTransaction } from '../platform/db/transaction.ts';
-import { type Flags, UsageError, flag, flagList } from './args.ts';
+import { type Flags, UsageError, flag, flagList, hasFlag } from './args.ts';
 import { withDatabase } from './database.ts';
+import { printJson, printTable } from './output.ts';
 
 /** `roles create NAME --permission P… [--reason R]` · `roles grant EMAIL ROLE [--reason R]` · `roles list`; changes are audited. */
 export async function roles(flags: Flags): Promise<number> {
@@ -48,8 +48,11 @@ export async function roles(flags: Flags): Promise<number> {
   }
   if (action === 'list') {
     const rows = await withDatabase((pool) => listRoles(pool), { migrate: true });
-    for (const role of rows) {
-      console.log(`${role.name}${role.builtin ? ' (built-in)' : ''}\t${role.permissions.join(',')}`);
+    const entries = rows.map((role) => ({ name: role.name, builtin: role.builtin, permissions: role.permissions, version: role.version }));
+    if (hasFlag(flags, 'json')) {
+      printJson({ roles: entries });
+    } else {
+      printTable(['ROLE', 'BUILT-IN', 'PERMISSIONS'], entries.map((role) => [role.name, role.builtin ? 'yes' : '', role.permissions.join(',')]));
     }
     return 0;
   }

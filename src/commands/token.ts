@@ -1,7 +1,6 @@
 import { loadConfig } from '../app/config.ts';
 import { CLI_ACTOR, recordAuditEvent } from '../modules/audit/index.ts';
-import { issueCliToken } from '../modules/auth/service.ts';
-import { loadSigningKey } from '../modules/auth/signingKeys.ts';
+import { issueCliToken, loadSigningKey } from '../modules/auth/index.ts';
 import { type Flags, UsageError, flag, parseDurationSeconds, requiredFlag } from './args.ts';
 import { withDatabase } from './database.ts';
 
@@ -15,7 +14,7 @@ export async function token(flags: Flags): Promise<number> {
   const email = requiredFlag(flags, 'email');
   const ttl = parseDurationSeconds(flag(flags, 'ttl') ?? '15m');
   if (!ttl || ttl > MAX_TTL_SECONDS) {
-    throw new UsageError('--ttl must be a duration such as 15m or 1h, at most 24h');
+    throw new UsageError('--ttl must be a duration such as 15m, 1.5h or 90s, at most 24h');
   }
   const config = loadConfig();
   const issued = await withDatabase(async (pool) => {

@@ -25,6 +25,10 @@ export { authStatuses } from './errors.ts';
 export { completeSignIn, type SignedIn, type SessionDeps } from './sessions.ts';
 export { accountDirectory } from './accountDirectory.ts';
 export { loadSigningKey, type SigningKey } from './signingKeys.ts';
+// For backplane commands, which reach the module only through this file.
+export { createAccount, createRole, grantRoleToAccount, issueCliToken, setAccountLockedByEmail } from './service.ts';
+export { listAccounts } from './store/accounts.ts';
+export { listRoles } from './store/roles.ts';
 
 /** The account of a bearer header, checked as the route guard does (tests and commands build one on its own). */
 export const bearerIdentifier = (db: Queryable, signingKey: SigningKey) => identifyBearer(db, createTokenVerifier([signingKey.publicJwk]));

@@ -14,6 +14,8 @@ import { revokeTokensJob } from './revokeTokensJob.ts';
 import { identitiesRoutes } from './routes.ts';
 import { DEFAULT_REVOCATION_POLICY, type RevocationPolicy, revokeQueuedTokens } from './revokeQueued.ts';
 
+// For backplane commands, which list the jobs without running them.
+export { revokeTokensJob } from './revokeTokensJob.ts';
 export { identitiesStatuses } from './errors.ts';
 export { countOtherIdentities } from './store/identities.ts';
 export type { IdentitiesDeps } from './deps.ts';

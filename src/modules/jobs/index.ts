@@ -18,6 +18,9 @@ export { jobsStatuses } from './errors.ts';
 export { describeJob, type JobStatus } from './jobStatus.ts';
 export type { JobsServiceDeps } from './ports.ts';
 export { changeDefinition } from './changeDefinition.ts';
+// For backplane commands, which call the same operations as the routes.
+export { listDefinitions } from './listings.ts';
+export { describeJobs } from './overview.ts';
 export { requestRun } from './requestRun.ts';
 export { purgeDefinitionHistory, purgeFinishedRuns } from './store/purge.ts';
 export { jobDefinitionHistoryAging, jobRunsAging } from './aging.ts';

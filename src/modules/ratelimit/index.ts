@@ -32,6 +32,7 @@ export interface RateLimitReadinessCheck {
 }
 
 export { cleanupRateLimitBuckets } from './cleanup.ts';
+export { ratelimitCleanupJob } from './cleanupJob.ts';
 export { rateLimitStatuses, RateLimitError } from './errors.ts';
 export { rateLimitHeaders, retryAfterSeconds } from './headers.ts';
 export { DEFAULT_DECISION_TIMEOUT_MS, createRateLimiter, type RateLimiter } from './limiter.ts';

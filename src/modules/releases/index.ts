@@ -6,6 +6,7 @@ import { releasesRoutes } from './routes.ts';
 import type { InstanceRecord } from './store.ts';
 
 export type { InstanceRecord } from './store.ts';
+export { selectInstances } from './store.ts';
 export { purgeReleaseInstances } from './purge.ts';
 
 export interface ReleasesNeeds {

@@ -4,6 +4,7 @@ import { retentionRoutes } from './routes.ts';
 import { retentionJob } from './job.ts';
 import type { RetentionJobDeps, RetentionServiceDeps } from './ports.ts';
 
+export { describeRetention } from './overview.ts';
 export { retentionStatuses } from './errors.ts';
 export { RETENTION_JOB, RETENTION_ORDER } from './kinds.ts';
 export { DEFAULT_BATCH_BOUNDS } from './job.ts';

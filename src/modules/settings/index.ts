@@ -17,6 +17,7 @@ export { SETTINGS_CHANNEL } from './cache.ts';
 export { formatDurationSeconds } from './durations.ts';
 export { purgeSettingsHistory } from './purge.ts';
 export { settingsHistoryAging } from './aging.ts';
+export { settingBody } from './schemas.ts';
 
 export interface SettingsNeeds {
   pool: pg.Pool;

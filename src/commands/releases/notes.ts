@@ -1,0 +1,67 @@
+/** Something an upgrade checks against the live database or the deployment before it is taken. */
+export type ActionCheck = 'audit_retention' | 'ops_system_read' | 'shared_limits' | 'trusted_proxies' | 'migrations';
+
+export interface ReleaseChange {
+  change: string;
+  /** What an existing deployment must do, as the release notes say it. */
+  action: string;
+  check?: ActionCheck;
+}
+
+export interface ReleaseNotes {
+  version: string;
+  changes: ReleaseChange[];
+}
+
+/**
+ * Release notes as data, oldest first: the seed's v0.5 table, the seed's unreleased table and
+ * Backplane's own changes since, which together make 0.6.0. An upgrade shows every release after
+ * the deployment's and up to the target.
+ */
+export const RELEASES: ReleaseNotes[] = [
+  { version: '0.4.0', changes: [] },
+  {
+    version: '0.5.0',
+    changes: [
+      {
+        change: 'Audit events older than 365 days are deleted by the new daily retention job',
+        action: 'To keep them longer, raise audit.retention (and ops.history_retention) before deploying, up to 87600h, or disable the retention job first',
+        check: 'audit_retention',
+      },
+      {
+        change: 'New endpoints GET /ops/system, /ops/audit/stats, /ops/jobs/overview, /ops/retention and permission ops.system.read',
+        action: 'None for platform_admin and ops_viewer; custom roles need the permission',
+        check: 'ops_system_read',
+      },
+      { change: 'Maintenance mode settings and a command switching it on or off', action: 'None; it is off by default' },
+      { change: 'Release instance retention is the releases.instance_retention setting, default 90 days', action: 'None' },
+      { change: 'A migration status command with an optional JSON output flag', action: 'None' },
+      { change: 'Database', action: 'No new migrations' },
+      { change: 'Library', action: 'Only additions; nothing removed' },
+    ],
+  },
+  {
+    version: '0.6.0-dev',
+    changes: [
+      { change: 'Third-party tokens are revoked by the job auth_revoke_tokens', action: 'None; the upgrade adds the job and the migration' },
+      {
+        change: 'Rate limits shared by all instances; settings auth.login_attempts, auth.login_window, auth.ip_requests_per_minute, auth.mfa_change_attempts',
+        action: 'None for one instance; with several instances the effective limits become stricter, so raise the settings if needed',
+        check: 'shared_limits',
+      },
+      { change: 'APP_TRUSTED_PROXIES', action: 'Set before deploying behind a proxy', check: 'trusted_proxies' },
+      { change: 'New hourly job ratelimit_cleanup', action: 'None' },
+      {
+        change: 'New migrations: token revocation, unlogged rate-limit buckets, and Backplane\'s own since',
+        action: 'Run migrations as usual (the upgrade applies them under the advisory lock)',
+        check: 'migrations',
+      },
+      { change: 'PostgreSQL older than 14 is refused at start', action: 'Upgrade the database server first' },
+      {
+        change: 'Strict command line: unknown flags and missing values exit 2; --help never acts; tab-separated lists became aligned tables',
+        action: 'Scripts that parsed accounts list or roles list output: use --json',
+      },
+      { change: 'backplane doctor, settings, jobs, instances, audit stats and upgrade commands; backplane.lock format v2', action: 'Commit backplane.lock with the deployment' },
+    ],
+  },
+];

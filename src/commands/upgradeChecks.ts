@@ -1,0 +1,71 @@
+import type pg from 'pg';
+import type { Config } from '../app/config.ts';
+import { listRoles } from '../modules/auth/index.ts';
+import { selectInstances } from '../modules/releases/index.ts';
+import { describeRetention } from '../modules/retention/index.ts';
+import { migrationStatus } from '../platform/db/migrations.ts';
+import type { ActionCheck } from './releases/notes.ts';
+import type { CliServices } from './services.ts';
+
+export interface UpgradeContext {
+  pool: pg.Pool;
+  config: Config;
+  services: CliServices;
+  /** The overlay's kustomization.yaml as text, for what the deployment configures. */
+  overlay: string;
+  /** Replicas the overlay asks for. */
+  replicas: number;
+}
+
+export interface Evaluation {
+  /** True when this deployment must act before deploying. */
+  needed: boolean;
+  finding: string;
+}
+
+const number = (value: number) => value.toLocaleString('en-US');
+
+/** Each release-note action, evaluated against the live database and the deployment, with numbers. */
+export const ACTION_CHECKS: Record<ActionCheck, (context: UpgradeContext) => Promise<Evaluation>> = {
+  async audit_retention({ services }) {
+    const overview = await describeRetention(services.retention);
+    const audit = overview.kinds.find((kind) => kind.kind === 'audit_events')!;
+    if (!audit.enabled || audit.past_cutoff === 0) {
+      return { needed: false, finding: audit.enabled ? `no audit events are older than ${audit.value}` : 'the retention job is disabled: nothing will be deleted' };
+    }
+    return {
+      needed: true,
+      finding:
+        `the first retention run will delete ${number(audit.past_cutoff)} audit events older than ${audit.value} (oldest: ${audit.oldest?.slice(0, 10)}); ` +
+        'raise audit.retention (backplane settings set audit.retention 87600h --reason R) or disable the retention job first (backplane jobs disable retention --reason R)',
+    };
+  },
+
+  async ops_system_read({ pool }) {
+    const lacking = (await listRoles(pool)).filter((role) => !role.builtin && !role.permissions.includes('ops.system.read')).map((role) => role.name);
+    return lacking.length
+      ? { needed: true, finding: `custom roles without ops.system.read: ${lacking.join(', ')}; add it where those operators need the new endpoints` }
+      : { needed: false, finding: 'no custom role lacks ops.system.read' };
+  },
+
+  async shared_limits({ pool, config, replicas }) {
+    const running = (await selectInstances(pool, { staleAfterSeconds: 3 * config.heartbeatSeconds, afterId: undefined, running: true, limit: 200 })).length;
+    const instances = Math.max(running, replicas);
+    return instances > 1
+      ? { needed: true, finding: `several instances (${running} running, ${replicas} replicas in the overlay): sign-in limits become stricter; raise auth.login_attempts and auth.ip_requests_per_minute if needed` }
+      : { needed: false, finding: 'one instance: limits are unchanged' };
+  },
+
+  async trusted_proxies({ overlay }) {
+    return /APP_TRUSTED_PROXIES=\S+/.test(overlay)
+      ? { needed: false, finding: 'APP_TRUSTED_PROXIES is set in the overlay' }
+      : { needed: true, finding: 'APP_TRUSTED_PROXIES is not set in the overlay: set it to your proxies\' range if the service runs behind one' };
+  },
+
+  async migrations({ pool }) {
+    const status = await migrationStatus(pool);
+    return status.pending
+      ? { needed: false, finding: `${status.pending} migration(s) pending; the upgrade applies them` }
+      : { needed: false, finding: 'no migration pending' };
+  },
+};
