@@ -49,7 +49,8 @@ export interface CliServices {
  * no scheduler, no workers, no heartbeat.
  */
 export async function withServices<T>(pool: pg.Pool, url: string, config: Config, work: (services: CliServices) => Promise<T>): Promise<T> {
-  const { recordAudit } = (await auditModule.create({ pool })).api;
+  const audit = await auditModule.create({ pool });
+  const { recordAudit } = audit.api;
   const settings = await settingsModule.create({ pool, listener: noNotifications, logger: cliLogger, recordAudit });
   try {
     const jobsCreated: { service?: JobsServiceDeps } = {};
@@ -71,7 +72,7 @@ export async function withServices<T>(pool: pg.Pool, url: string, config: Config
       runTask: notRunHere,
       instanceId: 'cli',
       // The jobs of src/app/modules.ts; handlers never run here: commands read and change definitions and queue runs.
-      definitions: [revokeTokensJob(notRunHere), ratelimitCleanupJob, ...(retention.jobs ?? []), ...(config.testJobs ? testJobDefinitions() : [])],
+      definitions: [...(audit.jobs ?? []), revokeTokensJob(notRunHere), ratelimitCleanupJob, ...(retention.jobs ?? []), ...(config.testJobs ? testJobDefinitions() : [])],
       workers: 0,
       queues: [],
       leaseSeconds: config.jobLeaseSeconds,
