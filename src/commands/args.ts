@@ -1,5 +1,5 @@
 import { parseArgs as parseNodeArgs } from 'node:util';
-import { durationSeconds } from '../modules/settings/durations.ts';
+import { durationSeconds } from '../platform/durations.ts';
 
 /** Parsed command line: positional words (the subcommand first) and --flags (repeatable ones as lists). */
 export interface Flags {

@@ -62,6 +62,13 @@ async function answerDialog(values: Record<string, string>) {
 
 /** Waits until an expression, evaluated in the page, is true. */
 const until = (expression: string, on: Page = page) => on.waitForFunction(expression, WAIT);
+
+/**
+ * Clicks a button of a table row, found and clicked in one step inside the page: the tables
+ * re-render on refresh, and a handle found a moment earlier may be detached by the click.
+ */
+const clickRow = (selector: string) =>
+  until(`(() => { const button = document.querySelector(${JSON.stringify(selector)}); button?.click(); return button !== null; })()`);
 const dialogClosed = () => until(`!document.getElementById('dialog').open`);
 const pageText = (text: string) => until(`document.getElementById('page').textContent.includes(${JSON.stringify(text)})`);
 const rowText = (selector: string, text: string) => until(`document.querySelector(${JSON.stringify(selector)})?.textContent === ${JSON.stringify(text)}`);
@@ -112,18 +119,18 @@ browserTest('an operator signs in with password and TOTP and sees both instances
 browserTest('a setting changed with a reason shows in its history; a stale edit shows the version conflict', async (t) => {
   await openPage('settings');
   const row = 'tr[data-setting="auth.login_attempts"]';
-  await page.click(`${row} button[data-action="edit"]`);
+  await clickRow(`${row} button[data-action="edit"]`);
   await answerDialog({ value: '7', reason: 'browser test: fewer attempts' });
   await dialogClosed();
   await rowText(`${row} code.value`, '7');
-  await page.click(`${row} button[data-action="history"]`);
+  await clickRow(`${row} button[data-action="history"]`);
   await until(`document.getElementById('history').textContent.includes('browser test: fewer attempts')`);
   await shot('settings');
 
   // Someone else changes it meanwhile: the page still holds the version it read.
   const other = await sendJson('PUT', `${cluster.url}/ops/settings/auth.login_attempts`, { value: 8, reason: 'another operator' }, bearer(apiAdmin.token));
   t.is(other.status, 200);
-  await page.click(`${row} button[data-action="edit"]`);
+  await clickRow(`${row} button[data-action="edit"]`);
   await answerDialog({ value: '9', reason: 'browser test: stale' });
   await until(`document.querySelector('#dialog .dialog-problem').textContent.includes('setting_version_conflict')`);
   await shot('settings-conflict');
@@ -137,7 +144,7 @@ browserTest('a setting changed with a reason shows in its history; a stale edit 
 browserTest('jobs: run now queues a manual run; disable and enable ask for a reason', async (t) => {
   await openPage('jobs');
   const row = 'tr[data-job="test_hold"]';
-  await page.click(`${row} button[data-action="run"]`);
+  await clickRow(`${row} button[data-action="run"]`);
   await waitFor(
     async () => {
       const { rows } = await db.pool.query(`select 1 from job_runs where job = 'test_hold' and trigger = 'manual'`);
@@ -146,12 +153,12 @@ browserTest('jobs: run now queues a manual run; disable and enable ask for a rea
     30_000,
     'the manual run',
   );
-  await page.click(`${row} button[data-action="toggle"]`);
+  await clickRow(`${row} button[data-action="toggle"]`);
   await answerDialog({ reason: 'browser test: pause the cleanup' });
   await dialogClosed();
   await rowText(`${row} button[data-action="toggle"]`, 'Enable');
   await shot('jobs');
-  await page.click(`${row} button[data-action="toggle"]`);
+  await clickRow(`${row} button[data-action="toggle"]`);
   await answerDialog({ reason: 'browser test: resume' });
   await dialogClosed();
   await rowText(`${row} button[data-action="toggle"]`, 'Disable');

@@ -14,7 +14,7 @@ export type { SettingsReader } from './reader.ts';
 export { changeSettings, type SettingsService, type ChangeContext, type SettingChange } from './service.ts';
 export { SETTINGS, type SettingName, type DurationSettingName } from './registry.ts';
 export { SETTINGS_CHANNEL } from './cache.ts';
-export { formatDurationSeconds } from './durations.ts';
+export { formatDurationSeconds } from '../../platform/durations.ts';
 export { purgeSettingsHistory } from './purge.ts';
 export { settingsHistoryAging } from './aging.ts';
 export { settingBody } from './schemas.ts';

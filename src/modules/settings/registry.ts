@@ -1,4 +1,4 @@
-import { durationSeconds } from './durations.ts';
+import { durationSeconds } from '../../platform/durations.ts';
 
 export type SettingKind = 'integer' | 'boolean' | 'duration' | 'string';
 

@@ -1,4 +1,4 @@
-import { formatDurationSeconds, parseDurationNanos } from './durations.ts';
+import { formatDurationSeconds, parseDurationNanos } from '../../platform/durations.ts';
 import { SettingsError } from './errors.ts';
 import type { SettingDefinition } from './registry.ts';
 

@@ -1,3 +1,4 @@
+// Go-style durations (15m, 1h30m, 1.5h, 87600h), one parser for settings and commands.
 /** Nanoseconds per unit of Go's duration syntax (time.ParseDuration). */
 const UNITS: Record<string, bigint> = {
   ns: 1n,

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { durationSeconds, formatDurationSeconds, parseDurationNanos } from '../../../src/modules/settings/durations.ts';
+import { durationSeconds, formatDurationSeconds, parseDurationNanos } from '../../src/platform/durations.ts';
 
 test('Go duration syntax parses to exact nanoseconds', (t) => {
   const cases: Array<[string, bigint]> = [
