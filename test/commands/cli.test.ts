@@ -100,7 +100,7 @@ test.serial('jobs list, disable, enable and run go through the jobs service', as
   t.is(listed.code, 0, listed.stderr);
   const definitions = (JSON.parse(listed.stdout) as { definitions: Array<{ name: string; enabled: boolean }> }).definitions;
   // The same jobs an instance schedules (src/app/modules.ts): services.ts lists them by hand.
-  t.deepEqual(definitions.map((job) => job.name).sort(), ['auth_revoke_tokens', 'ratelimit_cleanup', 'retention']);
+  t.deepEqual(definitions.map((job) => job.name).sort(), ['audit_rollup', 'auth_revoke_tokens', 'ratelimit_cleanup', 'retention']);
   t.true(definitions.some((job) => job.name === 'ratelimit_cleanup' && job.enabled));
 
   const noReason = await runCli(['jobs', 'disable', 'ratelimit_cleanup'], env);
