@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { withDatabaseDeadline } from '../db/deadline.ts';
 import type { Actor, Caller, RequestOrigin } from '../caller.ts';
-import { type BoundRoute, Reply, koaPath, needsDatabase, requiresBearer } from './route.ts';
+import { type AnyRoute, type BoundRoute, Reply, koaPath, needsDatabase, requiresBearer } from './route.ts';
 import { storableText } from './schemas.ts';
 import { methodNotAllowed, notFound } from './errors.ts';
 import { parseRequest } from './validate.ts';
@@ -35,22 +35,7 @@ export function buildRouter(routes: BoundRoute[], guard: RouteGuard, options: { 
         ['query', route.query, ctx.query],
         ['body', route.body, ctx.request.body ?? {}],
       ]);
-      const origin = requestOrigin(ctx);
-      const actor = ctx.state.actor as Actor | undefined;
-      const result = await route.handler({
-        params,
-        query,
-        body,
-        deps,
-        origin,
-        get caller(): Caller {
-          if (!actor) {
-            throw new Error(`${route.method} ${route.path} is public: it has no caller`);
-          }
-          return { actor, ...origin };
-        },
-        header: (name) => ctx.get(name),
-      });
+      const result = await route.handler(new Input(params, query, body, deps, route, ctx));
       const answer = result instanceof Reply ? result : new Reply(result);
       ctx.status = answer.status ?? route.status ?? 200;
       ctx.set(answer.headers);
@@ -77,6 +62,42 @@ export function buildRouter(routes: BoundRoute[], guard: RouteGuard, options: { 
     }
   };
   return [router.routes() as unknown as Middleware, unmatched];
+}
+
+/**
+ * A handler's input. A class, not an object literal: a getter in a literal made every request's
+ * input a slow dictionary object, and the garbage it left cost a third of /livez's throughput.
+ */
+class Input {
+  readonly params: unknown;
+  readonly query: unknown;
+  readonly body: unknown;
+  readonly deps: unknown;
+  readonly origin: RequestOrigin;
+  readonly #route: AnyRoute;
+  readonly #ctx: Context;
+
+  constructor(params: unknown, query: unknown, body: unknown, deps: unknown, route: AnyRoute, ctx: Context) {
+    this.params = params;
+    this.query = query;
+    this.body = body;
+    this.deps = deps;
+    this.#route = route;
+    this.#ctx = ctx;
+    this.origin = requestOrigin(ctx);
+  }
+
+  get caller(): Caller {
+    const actor = this.#ctx.state.actor as Actor | undefined;
+    if (!actor) {
+      throw new Error(`${this.#route.method} ${this.#route.path} is public: it has no caller`);
+    }
+    return { actor, ...this.origin };
+  }
+
+  header(name: string): string {
+    return this.#ctx.get(name);
+  }
 }
 
 function requestOrigin(ctx: Context): RequestOrigin {
