@@ -74,6 +74,8 @@ class Input {
   readonly body: unknown;
   readonly deps: unknown;
   readonly origin: RequestOrigin;
+  /** An own function, not a method: handlers destructure it from their input. */
+  readonly header: (name: string) => string;
   readonly #route: AnyRoute;
   readonly #ctx: Context;
 
@@ -85,6 +87,7 @@ class Input {
     this.#route = route;
     this.#ctx = ctx;
     this.origin = requestOrigin(ctx);
+    this.header = (name) => ctx.get(name);
   }
 
   get caller(): Caller {
@@ -93,10 +96,6 @@ class Input {
       throw new Error(`${this.#route.method} ${this.#route.path} is public: it has no caller`);
     }
     return { actor, ...this.origin };
-  }
-
-  header(name: string): string {
-    return this.#ctx.get(name);
   }
 }
 
