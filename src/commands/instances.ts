@@ -1,4 +1,4 @@
-import { selectInstances } from '../modules/releases/index.ts';
+import { instanceEntry, selectInstances } from '../modules/releases/index.ts';
 import { type Flags, UsageError, hasFlag, integerFlag } from './args.ts';
 import { withDatabase } from './database.ts';
 import { printJson, printTable } from './output.ts';
@@ -19,20 +19,8 @@ export async function instances(flags: Flags): Promise<number> {
       }),
     { migrate: true },
   );
-  const entries = rows.map((row) => ({
-    instance_id: row.instance_id,
-    version: row.version,
-    commit: row.commit,
-    build_time: row.build_time?.toISOString() ?? null,
-    modified: row.modified,
-    runtime_version: row.runtime_version,
-    host: row.host,
-    pid: row.pid,
-    started_at: row.started_at.toISOString(),
-    last_seen_at: row.last_seen_at.toISOString(),
-    stopped_at: row.stopped_at?.toISOString() ?? null,
-    running: row.running,
-  }));
+  const entries = rows.map(instanceEntry);
+
   if (hasFlag(flags, 'json')) {
     printJson({ instances: entries });
   } else {

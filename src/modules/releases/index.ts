@@ -7,6 +7,7 @@ import type { InstanceRecord } from './store.ts';
 
 export type { InstanceRecord } from './store.ts';
 export { selectInstances } from './store.ts';
+export { instanceEntry } from './views.ts';
 export { purgeReleaseInstances } from './purge.ts';
 
 export interface ReleasesNeeds {

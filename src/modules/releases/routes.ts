@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { routeDefiner } from '../../platform/http/route.ts';
 import { selectInstances } from './store.ts';
+import { instanceEntry } from './views.ts';
 import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 const ListQuery = z.object({
@@ -54,20 +55,7 @@ export const releasesRoutes = [
       });
       const { page, nextCursor } = keysetPage(rows, query.limit);
       return {
-        instances: page.map((row) => ({
-          instance_id: row.instance_id,
-          version: row.version,
-          commit: row.commit,
-          build_time: row.build_time?.toISOString() ?? null,
-          modified: row.modified,
-          runtime_version: row.runtime_version,
-          host: row.host,
-          pid: row.pid,
-          started_at: row.started_at.toISOString(),
-          last_seen_at: row.last_seen_at.toISOString(),
-          stopped_at: row.stopped_at?.toISOString() ?? null,
-          running: row.running,
-        })),
+        instances: page.map(instanceEntry),
         ...nextCursor,
       };
     },
