@@ -1,6 +1,6 @@
 // GET /ops/audit in (occurred_at, id) order with a bound on the rows one request examines (ADR 0054).
 import type { Queryable } from '../../platform/db/pool.ts';
-import { type AuditFilter, FILTER_CONDITIONS, type StoredAuditEvent } from './store.ts';
+import { type AuditFilter, FILTER_CONDITIONS, type StoredAuditEvent, filterValues } from './store.ts';
 
 /** A place in the (occurred_at desc, id desc) order: occurred_at in microseconds since the epoch, and the id. */
 export interface ListPosition {
@@ -55,16 +55,7 @@ export async function selectAuditPage(db: Queryable, filter: AuditFilter, after:
       await db.query<{ at_us: string; id: string }>(selectScanEndSql, [filter.from ?? null, filter.to ?? null, after?.atUs ?? null, after?.id ?? null, rows])
     ).rows[0];
     const result = await db.query<StoredAuditEvent & { at_us: string }>(selectPageSql, [
-      filter.action ?? null,
-      filter.actionPrefix ?? null,
-      filter.actorKind ?? null,
-      filter.actorId ?? null,
-      filter.resourceType ?? null,
-      filter.resourceId ?? null,
-      filter.outcome ?? null,
-      filter.requestId ?? null,
-      filter.from ?? null,
-      filter.to ?? null,
+      ...filterValues(filter),
       after?.atUs ?? null,
       after?.id ?? null,
       end?.at_us ?? null,

@@ -2,7 +2,7 @@
 // audit_event_rollup_daily, the whole hours around them from audit_event_rollup, plus the deltas
 // not yet folded; the partial hours at its edges come from audit_events by the occurred_at index.
 import type { Queryable } from '../../platform/db/pool.ts';
-import { type AuditFilter, type AuditGroupBy, type AuditGroupCount, FILTER_CONDITIONS } from './store.ts';
+import { type AuditFilter, type AuditGroupBy, type AuditGroupCount, FILTER_CONDITIONS, filterValues } from './store.ts';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -35,16 +35,7 @@ export function wholeHours(from: Date, to: Date): WholePeriods | null {
 }
 
 const values = (filter: AuditFilter & { from: Date; to: Date }, hours: WholePeriods) => [
-  filter.action ?? null,
-  filter.actionPrefix ?? null,
-  filter.actorKind ?? null,
-  filter.actorId ?? null,
-  filter.resourceType ?? null,
-  filter.resourceId ?? null,
-  filter.outcome ?? null,
-  filter.requestId ?? null,
-  filter.from,
-  filter.to,
+  ...filterValues(filter),
   hours.first,
   hours.end,
   hours.firstDay,

@@ -53,7 +53,8 @@ export interface AuditFilter {
   to?: Date | undefined;
 }
 
-const filterValues = (filter: AuditFilter) => [
+/** The filter as $1…$10 of every statement that uses FILTER_CONDITIONS. */
+export const filterValues = (filter: AuditFilter) => [
   filter.action ?? null,
   filter.actionPrefix ?? null,
   filter.actorKind ?? null,
