@@ -7,9 +7,15 @@
 // /proc): batches shrink as the same load spreads over more instances. Goals (issue 16): at 16
 // instances within 1.5x of 2 instances, at least 5x below the baseline at every count, no
 // over-admission. BENCH_POSTGRES=14 runs it on another major.
+// Idle instances cost the database too (heartbeats, job scheduler ticks): before the load, the
+// same servers stand idle for as long, and the run reports that idle CPU per instance and second
+// beside the CPU per decision net of it (what a decision adds), so a capacity model can keep the
+// two terms apart (docs/capacity.md). The gross figure is reported as well.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { cpuMsBetween, treeTicks } from './cpu.ts';
 import { type ScenarioResult, runScenario } from './load.ts';
 import { benchPostgres } from './postgres.ts';
 import { type Server, root, startDatabase, startScript, startService } from './processes.ts';
@@ -49,7 +55,15 @@ async function limiterCounters(server: Server): Promise<Record<string, number>> 
 
 const postgres = benchPostgres();
 const database = await startDatabase(durable, postgres.prefix);
-const runs: Array<ScenarioResult & { instances: number }> = [];
+const runs: Array<ScenarioResult & { instances: number; databaseIdleMsPerSecond: number }> = [];
+
+/** PostgreSQL's CPU milliseconds per second while the servers stand idle for `seconds`. */
+async function idleDatabaseCpu(databasePid: number): Promise<number> {
+  const before = treeTicks([databasePid]);
+  const started = performance.now();
+  await sleep(seconds * 1000);
+  return cpuMsBetween(before, treeTicks([databasePid]), databasePid) / ((performance.now() - started) / 1000);
+}
 try {
   for (const [position, count] of counts.entries()) {
     for (const [target, name] of [
@@ -73,13 +87,14 @@ try {
           pids: { server: server.pid, database: database.pid },
         });
         await runScenario(scenario('warm-up', 100 + position * 50, 3));
+        const databaseIdleMsPerSecond = await idleDatabaseCpu(database.pid);
         const before = server.metricsUrl ? await limiterCounters(server) : undefined;
         const result = await runScenario(scenario(`${rate}/s over ${count} instances`, position * 50, seconds));
         if (before) {
           const after = await limiterCounters(server);
           result.decisions = Object.fromEntries(Object.entries(after).map(([key, value]) => [key, value - (before[key] ?? 0)]));
         }
-        runs.push({ ...result, instances: count });
+        runs.push({ ...result, instances: count, databaseIdleMsPerSecond });
         console.log(`${name}, ${count} instances: ${result.decisionsPerSecond}/s, database ${result.cpuMsPer1000.database} us CPU per decision, over-admitted ${result.overAdmissions}`);
       } finally {
         await server.stop();
@@ -97,6 +112,9 @@ const table = runs.map((r) => ({
   p99Ms: r.p99Ms,
   // ms per 1,000 decisions is µs per decision.
   databaseCpuUsPerDecision: r.cpuMsPer1000.database,
+  // What the idle servers cost over the run's length, taken out: what deciding adds.
+  databaseCpuUsPerDecisionNet: Number(Math.max(0, r.cpuMsPer1000.database - (r.databaseIdleMsPerSecond * r.seconds * 1000) / r.requests).toFixed(1)),
+  databaseIdleUsPerInstanceSecond: Number(((r.databaseIdleMsPerSecond * 1000) / r.instances).toFixed(0)),
   serverCpuUsPerDecision: r.cpuMsPer1000.server,
   keysPerStatement: r.decisions?.statements ? Number((r.decisions.keys! / r.decisions.statements).toFixed(2)) : null,
   admitted: r.admitted,
@@ -104,18 +122,28 @@ const table = runs.map((r) => ({
   overAdmissions: r.overAdmissions,
   errors: r.errors,
 }));
-const header = ['server', 'instances', 'decisions/s', 'p99 ms', 'db us/decision', 'server us/decision', 'keys/statement', 'over-admitted', 'errors'];
-const cells = table.map((r) => [r.server, String(r.instances), String(r.decisionsPerSecond), String(r.p99Ms), String(r.databaseCpuUsPerDecision), String(r.serverCpuUsPerDecision), String(r.keysPerStatement ?? '-'), String(r.overAdmissions), String(r.errors)]);
+const header = ['server', 'instances', 'decisions/s', 'p99 ms', 'db us/decision', 'net of idle', 'db idle us/instance/s', 'server us/decision', 'keys/statement', 'over-admitted', 'errors'];
+const cells = table.map((r) => [r.server, String(r.instances), String(r.decisionsPerSecond), String(r.p99Ms), String(r.databaseCpuUsPerDecision), String(r.databaseCpuUsPerDecisionNet), String(r.databaseIdleUsPerInstanceSecond), String(r.serverCpuUsPerDecision), String(r.keysPerStatement ?? '-'), String(r.overAdmissions), String(r.errors)]);
 const widths = header.map((cell, column) => Math.max(cell.length, ...cells.map((row) => row[column]!.length)));
 for (const row of [header, ...cells]) {
   console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
 }
-const of = (server: string, count: number) => table.find((r) => r.server === server && r.instances === count)?.databaseCpuUsPerDecision;
-const first = of('backplane', counts[0]!);
-const last = of('backplane', counts.at(-1)!);
+const of = (server: string, count: number, net = false) => {
+  const row = table.find((r) => r.server === server && r.instances === count);
+  return net ? row?.databaseCpuUsPerDecisionNet : row?.databaseCpuUsPerDecision;
+};
+const lastVsFirst = (net: boolean) => {
+  const first = of('backplane', counts[0]!, net);
+  const last = of('backplane', counts.at(-1)!, net);
+  return first && last ? Number((last / first).toFixed(2)) : null;
+};
+const baselineVsBackplane = (net: boolean) =>
+  Object.fromEntries(counts.map((count) => [count, Number(((of('koa + RateLimiterPostgres', count, net) ?? 0) / Math.max(0.1, of('backplane', count, net) ?? 0)).toFixed(1))]));
 const summary = {
-  database_cpu_last_vs_first: first && last ? Number((last / first).toFixed(2)) : null,
-  baseline_vs_backplane_database_cpu: Object.fromEntries(counts.map((count) => [count, Number(((of('koa + RateLimiterPostgres', count) ?? 0) / Math.max(0.1, of('backplane', count) ?? 0)).toFixed(1))])),
+  database_cpu_last_vs_first: lastVsFirst(false),
+  database_cpu_net_last_vs_first: lastVsFirst(true),
+  baseline_vs_backplane_database_cpu: baselineVsBackplane(false),
+  baseline_vs_backplane_database_cpu_net: baselineVsBackplane(true),
   over_admissions: table.filter((r) => r.server === 'backplane').reduce((sum, r) => sum + (r.overAdmissions ?? 0), 0),
   goals: { database_cpu_last_vs_first: '<= 1.5', baseline_vs_backplane_database_cpu: '>= 5 at every count', over_admissions: '0' },
 };

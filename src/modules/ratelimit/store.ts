@@ -18,7 +18,7 @@ export interface BucketOutcome {
   usedUs: number;
 }
 
-// One statement decides a whole batch. Per key: hits are capped at the burst and carried into
+// One call decides a whole batch. Per key: hits are capped at the burst and carried into
 // the upsert as the TAT a new bucket would get; on conflict the locked row admits as many as fit
 // under the tolerance and moves its TAT, or is left alone when none fit (a refusal writes
 // nothing). Keys arrive sorted, so concurrent batches lock rows in one order and cannot deadlock.
@@ -27,34 +27,10 @@ export interface BucketOutcome {
 // Refused keys read their TAT from the statement's snapshot, only to say when to retry: a
 // subquery per refused key, never a join, so the plan cached while the table was small cannot
 // become a scan of every bucket per statement as the table grows.
-export const takeSql = `
-with input as (
-  select key, least(hits, $3::int) as wanted, position
-  from unnest($1::bytea[], $2::int[]) with ordinality as hit (key, hits, position)
-), taken as (
-  insert into ratelimit_buckets as bucket (key, tat)
-  select key, statement_timestamp() + interval '1 microsecond' * (wanted * $4::bigint)
-  from input
-  order by position
-  on conflict (key) do update
-    set previous_tat = bucket.tat,
-      tat = statement_timestamp() + interval '1 microsecond' * (
-      greatest(extract(epoch from bucket.tat - statement_timestamp()) * 1000000, 0)
-      + $4::bigint * least(
-        round(extract(epoch from excluded.tat - statement_timestamp()) * 1000000 / $4::bigint),
-        floor(($5::bigint - greatest(extract(epoch from bucket.tat - statement_timestamp()) * 1000000, 0)) / $4::bigint)))
-    where $5::bigint - greatest(extract(epoch from bucket.tat - statement_timestamp()) * 1000000, 0) >= $4::bigint
-  returning bucket.key, bucket.previous_tat as before, bucket.tat as after
-)
-select input.position::int as position,
-  coalesce(round((extract(epoch from taken.after - statement_timestamp())
-    - greatest(extract(epoch from coalesce(taken.before, statement_timestamp()) - statement_timestamp()), 0)) * 1000000 / $4::bigint), 0)::int as admitted,
-  coalesce(extract(epoch from taken.after - statement_timestamp()) * 1000000,
-    greatest(extract(epoch from (select stored.tat from ratelimit_buckets stored where stored.key = input.key) - statement_timestamp()) * 1000000, 0),
-    $5::bigint)::bigint as used_us
-from input
-left join taken on taken.key = input.key
-order by input.position`;
+// The statement is the body of the function `ratelimit_take` (migration
+// 20261124000100_create_ratelimit_take_function): PL/pgSQL keeps its plan per server connection
+// even behind a transaction pooler, and it commits without waiting for the WAL flush (ADR 0020).
+export const takeSql = 'select "position", admitted, used_us from ratelimit_take($1::bytea[], $2::int[], $3::int, $4::bigint, $5::bigint)';
 
 /**
  * Decides `hits[i]` hits for `keys[i]` (distinct, sorted) under one rule, in one round trip, on
