@@ -25,6 +25,17 @@ export default tseslint.config(
     rules: { 'no-undef': 'error' },
   },
   {
+    // Plain JavaScript tools run by npm (test:compat once lost an import unnoticed).
+    files: ['scripts/**/*.mjs', 'scripts/**/*.js', '*.js', '*.mjs'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['process', 'console', 'Buffer', 'URL', 'URLSearchParams', 'fetch', 'AbortController', 'AbortSignal', 'performance', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'queueMicrotask', 'structuredClone', 'TextEncoder', 'TextDecoder', 'globalThis'].map((name) => [name, 'readonly']),
+      ),
+    },
+    rules: { 'no-undef': 'error' },
+  },
+  {
     files: ['test/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
