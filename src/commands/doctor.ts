@@ -16,6 +16,17 @@ async function fetchText(url: string): Promise<{ status: number; text: string }>
 
 /** `doctor [--json] [--api-dir DIR]`: one line per check, ok/warn/fail with what to do; exit 1 on any fail. */
 export async function doctor(flags: Flags): Promise<number> {
+  const report = await runDoctor(flags);
+  if (hasFlag(flags, 'json')) {
+    printJson(report);
+  } else {
+    printTable(['STATUS', 'CHECK', 'FINDING'], report.checks.map((result) => [result.status, result.check, result.message]));
+  }
+  return report.ok ? 0 : 1;
+}
+
+/** Every check's result; `ok` is false when any failed. */
+export async function runDoctor(flags: Flags): Promise<{ ok: boolean; checks: CheckResult[] }> {
   const env = process.env;
   const results: CheckResult[] = [];
   const configuration = await runCheck(configurationCheck, { env } as DoctorContext);
@@ -41,11 +52,5 @@ export async function doctor(flags: Flags): Promise<number> {
       results.push(await runCheck(check, base as DoctorContext));
     }
   }
-  const failed = results.some((result) => result.status === 'fail');
-  if (hasFlag(flags, 'json')) {
-    printJson({ ok: !failed, checks: results });
-  } else {
-    printTable(['STATUS', 'CHECK', 'FINDING'], results.map((result) => [result.status, result.check, result.message]));
-  }
-  return failed ? 1 : 0;
+  return { ok: !results.some((result) => result.status === 'fail'), checks: results };
 }

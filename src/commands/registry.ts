@@ -158,6 +158,7 @@ export const COMMANDS: TopCommand[] = [
       dir: { type: 'string', value: 'PATH', description: 'the deployment repository (default the current directory)' },
       overlay: { type: 'string', value: 'PATH', description: 'the kustomize overlay in it (default deploy/kubernetes/overlays/production)' },
       'dry-run': { type: 'boolean', description: 'show the actions and the plan; change nothing anywhere' },
+      ...JSON_FLAG,
     },
     load: async () => (await import('./upgrade.ts')).upgrade,
   },

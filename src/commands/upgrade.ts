@@ -6,7 +6,9 @@ import { loadBuildInfo } from '../app/buildInfo.ts';
 import { listMigrationFiles, migrateUp } from '../platform/db/migrations.ts';
 import { type Flags, UsageError, flag, hasFlag } from './args.ts';
 import { withDatabase } from './database.ts';
-import { doctor } from './doctor.ts';
+import { runDoctor } from './doctor.ts';
+import type { CheckResult } from './doctorChecks.ts';
+import { printJson, printTable } from './output.ts';
 import { RELEASES, type ReleaseNotes } from './releases/notes.ts';
 import { ACTION_CHECKS, type Evaluation } from './upgradeChecks.ts';
 import { withServices } from './services.ts';
@@ -53,6 +55,29 @@ export function compareVersions(a: string, b: string): number {
 
 class Refused extends Error {}
 
+/** What `upgrade --json` prints: one document, the same whether it was a dry run or not. */
+export interface UpgradeReport {
+  from: string;
+  to: string;
+  dir: string;
+  dry_run: boolean;
+  releases: Array<{
+    version: string;
+    changes: Array<{ change: string; action: string; check: string | null; needed: boolean | null; finding: string | null }>;
+  }>;
+  branch: string;
+  image: string;
+  overlay: string;
+  lock: LockFile;
+  committed: boolean;
+  /** The commit on the branch; null on a dry run. */
+  commit: string | null;
+  /** Migration names applied after the commit, in order. */
+  migrations_applied: string[];
+  /** doctor's result after the migrations; null on a dry run. */
+  doctor: { ok: boolean; checks: CheckResult[] } | null;
+}
+
 function git(dir: string, args: string[]): string {
   return execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }
@@ -84,7 +109,7 @@ function retagOverlay(text: string, tag: string): { text: string; image: string;
 }
 
 const progress = (line: string) => {
-  // People at a terminal see the steps; pipes and logs get only the result.
+  // People at a terminal see the steps; pipes and logs get only the result (and --json only JSON on stdout).
   if (process.stderr.isTTY) {
     process.stderr.write(`… ${line}\n`);
   }
@@ -111,6 +136,9 @@ async function run(flags: Flags): Promise<number> {
   const dir = resolve(flag(flags, 'dir') ?? '.');
   const overlayDir = flag(flags, 'overlay') ?? DEFAULT_OVERLAY;
   const dryRun = hasFlag(flags, 'dry-run');
+  const json = hasFlag(flags, 'json');
+  // With --json, stdout carries the one document; what people read goes nowhere.
+  const say = json ? () => undefined : (line: string) => console.log(line);
   const lock = readLock(dir);
   const fromText = flag(flags, 'from');
   const from = fromText === undefined ? lock?.release : normalizeVersion(fromText);
@@ -170,13 +198,13 @@ async function run(flags: Flags): Promise<number> {
       }),
     { migrate: false },
   );
-  console.log(`upgrade ${from} → ${to} in ${dir}${dryRun ? ' (dry run: nothing changes)' : ''}`);
+  say(`upgrade ${from} → ${to} in ${dir}${dryRun ? ' (dry run: nothing changes)' : ''}`);
   for (const release of releases) {
-    console.log(`\n${release.version}`);
+    say(`\n${release.version}`);
     for (const entry of evaluated.filter((item) => item.release === release)) {
       const mark = entry.evaluation ? (entry.evaluation.needed ? 'ACTION' : 'ok') : '-';
-      console.log(`  ${mark.padEnd(6)}  ${entry.change.change}`);
-      console.log(`          ${entry.evaluation?.finding ?? entry.change.action}`);
+      say(`  ${mark.padEnd(6)}  ${entry.change.change}`);
+      say(`          ${entry.evaluation?.finding ?? entry.change.action}`);
     }
   }
   const lockFile: LockFile = {
@@ -188,8 +216,37 @@ async function run(flags: Flags): Promise<number> {
     previous_release: from,
     upgraded_at: new Date().toISOString(),
   };
+  const report: UpgradeReport = {
+    from,
+    to,
+    dir,
+    dry_run: dryRun,
+    releases: releases.map((release) => ({
+      version: release.version,
+      changes: evaluated
+        .filter((item) => item.release === release)
+        .map((item) => ({
+          change: item.change.change,
+          action: item.change.action,
+          check: item.change.check ?? null,
+          needed: item.evaluation?.needed ?? null,
+          finding: item.evaluation?.finding ?? null,
+        })),
+    })),
+    branch,
+    image: retagged.image,
+    overlay: overlayDir,
+    lock: lockFile,
+    committed: false,
+    commit: null,
+    migrations_applied: [],
+    doctor: null,
+  };
   if (dryRun) {
-    console.log(`\nwould create branch ${branch}, set the image to ${retagged.image} in ${overlayDir}, write ${LOCK_FILE} and commit; then apply migrations and run doctor`);
+    say(`\nwould create branch ${branch}, set the image to ${retagged.image} in ${overlayDir}, write ${LOCK_FILE} and commit; then apply migrations and run doctor`);
+    if (json) {
+      printJson(report);
+    }
     return 0;
   }
   progress(`committing on ${branch}`);
@@ -198,12 +255,20 @@ async function run(flags: Flags): Promise<number> {
   writeFileSync(join(dir, LOCK_FILE), `${JSON.stringify(lockFile, null, 2)}\n`);
   git(dir, ['add', '--', join(overlayDir, 'kustomization.yaml'), LOCK_FILE]);
   git(dir, ['commit', '-q', '-m', `Upgrade backplane ${from} → ${to}\n\nImage ${retagged.image}; ${LOCK_FILE} format ${LOCK_FORMAT}. Written by backplane upgrade.`]);
-  console.log(`\ncommitted on branch ${branch}: image ${retagged.image}, ${LOCK_FILE}`);
+  report.committed = true;
+  report.commit = git(dir, ['rev-parse', 'HEAD']);
+  say(`\ncommitted on branch ${branch}: image ${retagged.image}, ${LOCK_FILE}`);
   progress('applying migrations under the advisory lock');
-  const applied = await withDatabase((pool) => migrateUp(pool), { migrate: false });
-  console.log(applied.length ? `applied ${applied.length} migration(s)` : 'no migration to apply');
-  console.log('\ndoctor:');
-  const code = await doctor({ positional: [], values: new Map() });
-  console.log(`\nnext: review and merge ${branch}, then deploy; merging and deploying stay yours`);
-  return code;
+  report.migrations_applied = await withDatabase((pool) => migrateUp(pool), { migrate: false });
+  say(report.migrations_applied.length ? `applied ${report.migrations_applied.length} migration(s)` : 'no migration to apply');
+  progress('running doctor');
+  report.doctor = await runDoctor({ positional: [], values: new Map() });
+  if (json) {
+    printJson(report);
+  } else {
+    say('\ndoctor:');
+    printTable(['STATUS', 'CHECK', 'FINDING'], report.doctor.checks.map((result) => [result.status, result.check, result.message]));
+    say(`\nnext: review and merge ${branch}, then deploy; merging and deploying stay yours`);
+  }
+  return report.doctor.ok ? 0 : 1;
 }

@@ -26,13 +26,16 @@ function adminUrl(): string {
   return url;
 }
 
-/** A fresh database cloned from the migrated template, dropped by drop(). */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh database cloned from the migrated template, dropped by drop(); `{ migrated: false }`
+ * gives an empty one, for a test that migrates it to an older state itself.
+ */
+export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const name = `test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl() });
   await admin.connect();
   try {
-    await admin.query(`create database ${name} template ${TEMPLATE_DATABASE}`);
+    await admin.query(`create database ${name} template ${options.migrated === false ? 'template0' : TEMPLATE_DATABASE}`);
   } finally {
     await admin.end();
   }
