@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { freePort } from '../../src/platform/db/embedded.ts';
 import { sleep } from '../../src/platform/time.ts';
 
-const root = join(import.meta.dirname, '..', '..');
+export const root = join(import.meta.dirname, '..', '..');
 
 export interface TestCluster {
   url: string;
