@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { routeDefiner } from '../../platform/http/route.ts';
-import { dateTime } from '../../platform/http/schemas.ts';
+import { dateTime, timestamp } from '../../platform/http/schemas.ts';
 import { ACTION_PATTERN, ACTOR_KINDS, OUTCOMES } from './record.ts';
 import { LIST_CURSOR_PATTERN, LIST_SCAN_ROWS, type AuditQueries } from './queries.ts';
 import type { StoredAuditEvent } from './store.ts';
@@ -51,8 +51,8 @@ const StatsQuery = z
 
 const AuditEvent = z.object({
   id: z.string(),
-  occurred_at: z.string(),
-  recorded_at: z.string(),
+  occurred_at: timestamp(),
+  recorded_at: timestamp(),
   actor: z.object({ kind: z.string(), id: z.string(), label: z.string() }),
   action: z.string(),
   resource: z.object({ type: z.string(), id: z.string() }),
@@ -126,7 +126,7 @@ export const auditRoutes = [
       200: z.object({
         events: z.array(AuditEvent),
         next_cursor: z.string().optional().describe('Absent on the last page; present after a stopped scan even with no events'),
-        scan_stopped_at: z.string().optional().describe('The occurred_at where the scan reached its bound; events older than it are not yet examined'),
+        scan_stopped_at: timestamp().optional().describe('The occurred_at where the scan reached its bound; events older than it are not yet examined'),
       }),
     },
     problems: ['audit_query_timeout', 'audit_cursor_expired'],

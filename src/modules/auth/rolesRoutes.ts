@@ -1,5 +1,6 @@
 import type { AuthRouteDeps } from './routeDeps.ts';
 import { z } from 'zod';
+import { timestamp } from '../../platform/http/schemas.ts';
 import { changedBy } from '../../platform/caller.ts';
 import { reply, routeDefiner } from '../../platform/http/route.ts';
 import type { Role } from './store/roles.ts';
@@ -10,7 +11,7 @@ const RoleBody = z.object({
   builtin: z.boolean(),
   description: z.string(),
   version: z.number().int(),
-  updated_at: z.string(),
+  updated_at: timestamp(),
 });
 
 const roleBody = (role: Role): z.infer<typeof RoleBody> => ({

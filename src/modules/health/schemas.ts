@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timestamp } from '../../platform/http/schemas.ts';
 
 const int32 = z.number().int().min(-2_147_483_648).max(2_147_483_647);
 
@@ -7,8 +8,8 @@ export const CheckResultSchema = z.object({
   status: z.enum(['ok', 'error']),
   duration_ms: z.number().int(),
   error: z.string().optional(),
-  since: z.string().optional().describe('ISO 8601: since when a check that knows has been failing (e.g. `ratelimit`: deciding alone)'),
-  last_ok_at: z.string().optional().describe('RFC 3339: when the check last passed on this instance; absent until it has'),
+  since: timestamp().optional().describe('ISO 8601: since when a check that knows has been failing (e.g. `ratelimit`: deciding alone)'),
+  last_ok_at: timestamp().optional().describe('RFC 3339: when the check last passed on this instance; absent until it has'),
 });
 
 export const SystemDescription = z.object({
@@ -31,8 +32,7 @@ export const SystemDescription = z.object({
       current: z.number().int().describe('Highest applied version'),
       latest: z.number().int().describe("Highest version in the application's migration files"),
       pending: z.number().int(),
-      read_at: z
-        .string()
+      read_at: timestamp()
         .optional()
         .describe('RFC 3339: when these counts were read. While the database cannot answer they are the last ones read; absent when this instance has read none yet (then current and pending are 0)'),
     }),
@@ -43,7 +43,7 @@ export const SystemDescription = z.object({
     commit: z.string().optional(),
     build_time: z.string().optional(),
     modified: z.boolean().describe('True when built with uncommitted changes'),
-    started_at: z.string(),
+    started_at: timestamp(),
     uptime_seconds: z.number().int(),
   }),
   jobs: z.object({

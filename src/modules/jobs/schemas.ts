@@ -3,9 +3,9 @@ import { JOB_NAME } from './definitions.ts';
 import { MAX_SCHEDULE_LENGTH } from './schedule.ts';
 import { RUN_STATES } from './store/reads.ts';
 import { PageCursor } from '../../platform/http/paging.ts';
+import { timestamp } from '../../platform/http/schemas.ts';
 
 const int = () => z.number().int();
-const timestamp = () => z.string().describe('RFC 3339 date-time');
 const RunState = z.enum(RUN_STATES);
 
 export const JobName = z.string().regex(JOB_NAME, 'must be a job name: lowercase letters, digits and _');

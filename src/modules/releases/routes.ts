@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timestamp } from '../../platform/http/schemas.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { routeDefiner } from '../../platform/http/route.ts';
 import { selectInstances } from './store.ts';
@@ -20,9 +21,9 @@ const InstanceEntry = z.object({
   runtime_version: z.string(),
   host: z.string(),
   pid: z.number().int(),
-  started_at: z.string(),
-  last_seen_at: z.string(),
-  stopped_at: z.string().nullable(),
+  started_at: timestamp(),
+  last_seen_at: timestamp(),
+  stopped_at: timestamp().nullable(),
   running: z.boolean(),
 });
 

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { timestamp } from '../../platform/http/schemas.ts';
 
 const LastRun = z.object({
   id: z.string(),
   state: z.string().describe('queued, running, succeeded or failed'),
-  started_at: z.string(),
-  finished_at: z.string().nullable(),
+  started_at: timestamp(),
+  finished_at: timestamp().nullable(),
   error: z.string().nullable().describe('The run’s error summary; a failed run names the kinds that failed'),
 });
 
@@ -15,8 +16,8 @@ const KindEntry = z.object({
   value_seconds: z.number().int(),
   job: z.string().describe('The job that deletes the expired rows'),
   enabled: z.boolean().describe('Whether that job is enabled; disabled, it deletes nothing'),
-  cutoff: z.string().describe('Now on the database clock minus the retention: older rows are past it'),
-  oldest: z.string().nullable().describe('The oldest row retention judges; null when there is none'),
+  cutoff: timestamp().describe('Now on the database clock minus the retention: older rows are past it'),
+  oldest: timestamp().nullable().describe('The oldest row retention judges; null when there is none'),
   past_cutoff: z.number().int().describe('Rows older than the cutoff now, which the next run deletes'),
   past_cutoff_estimated: z
     .boolean()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timestamp } from '../../platform/http/schemas.ts';
 import type { CachedSetting } from './cache.ts';
 import type { SettingChangeRow } from './store.ts';
 import { boundsView, toJson } from './values.ts';
@@ -18,7 +19,7 @@ export const SettingBody = z.object({
   modified: z.boolean().describe('The value differs from the default'),
   invalid_stored_value: z.boolean().describe('The stored value no longer fits the declaration, so the default applies'),
   version: z.number().int().describe('0 until the first change; send it back with a change to detect concurrent writes'),
-  updated_at: z.string().nullable(),
+  updated_at: timestamp().nullable(),
   updated_by: z.string().nullable(),
 });
 
@@ -54,7 +55,7 @@ export const SettingChangeBody = z.object({
   reason: z.string(),
   actor: Actor,
   request_id: z.string(),
-  changed_at: z.string(),
+  changed_at: timestamp(),
 });
 
 export function settingChangeBody(row: SettingChangeRow): z.infer<typeof SettingChangeBody> {

@@ -20,11 +20,11 @@ export interface OpenApiAnswers {
 const STATUS_HEADERS: Record<number, JsonObject> = {
   401: { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } },
   429: {
-    'Retry-After': { description: 'Seconds until one more request is admitted', schema: { type: 'integer', minimum: 1 } },
+    'Retry-After': { description: 'Seconds until one more request is admitted', schema: { type: 'integer', format: 'int32', minimum: 1 } },
     'RateLimit-Policy': { description: 'The limit that refused: "name";q=<limit>;w=<window seconds>', schema: { type: 'string' } },
     RateLimit: { description: 'What is left of it: "name";r=<remaining>;t=<seconds until reset>', schema: { type: 'string' } },
   },
-  503: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } } },
+  503: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', format: 'int32', minimum: 1 } } },
 };
 
 type JsonObject = Record<string, unknown>;
@@ -35,7 +35,7 @@ const problemSchema: JsonObject = {
   properties: {
     type: { type: 'string', format: 'uri-reference' },
     title: { type: 'string' },
-    status: { type: 'integer' },
+    status: { type: 'integer', format: 'int64' },
     code: { type: 'string', description: 'Stable machine-readable error code' },
     detail: { type: 'string' },
     errors: {
@@ -50,9 +50,34 @@ const problemSchema: JsonObject = {
   },
 };
 
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+
+/**
+ * Gives every integer its OpenAPI format from its bounds, so no schema can forget it: int32 when
+ * the schema keeps it within 32 bits, int64 otherwise (ids, counts, bytes, durations).
+ */
+function withIntegerFormats(node: unknown): void {
+  if (Array.isArray(node)) {
+    node.forEach(withIntegerFormats);
+    return;
+  }
+  if (node === null || typeof node !== 'object') {
+    return;
+  }
+  const object = node as JsonObject;
+  if (object.type === 'integer' && object.format === undefined) {
+    const min = typeof object.minimum === 'number' ? object.minimum : -Infinity;
+    const max = typeof object.maximum === 'number' ? object.maximum : Infinity;
+    object.format = min >= INT32_MIN && max <= INT32_MAX ? 'int32' : 'int64';
+  }
+  Object.values(object).forEach(withIntegerFormats);
+}
+
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
   const converted = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonObject;
   delete converted.$schema;
+  withIntegerFormats(converted);
   return converted;
 }
 

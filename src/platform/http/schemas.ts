@@ -70,3 +70,6 @@ export const dateTime = () =>
     .datetime({ offset: true, abort: true })
     .transform((text) => new Date(text))
     .describe('RFC 3339 date-time with an offset, such as 2026-11-20T00:00:00Z');
+
+/** An instant in an answer, RFC 3339 on the wire; the OpenAPI document says `format: date-time`. */
+export const timestamp = () => z.string().meta({ format: 'date-time' });
