@@ -135,7 +135,7 @@ function problemCodes(route: AnyRoute, answers: OpenApiAnswers): string[] {
   const codes = [
     ...(requiresBearer(route) ? ['unauthenticated'] : []),
     ...(route.permission ? ['forbidden', ...(route.permission.startsWith('ops.') ? ['mfa_required'] : [])] : []),
-    ...(route.body ? ['invalid_json', 'request_too_large', 'unsupported_media_type', 'unsupported_content_encoding'] : []),
+    ...(route.body ? ['invalid_json', 'bad_request', 'request_too_large', 'unsupported_media_type', 'unsupported_content_encoding'] : []),
     ...(route.body || route.query || route.params ? ['validation_failed'] : []),
     ...(route.problems ?? []),
     ...(answers.implicitProblems?.(route) ?? []),
