@@ -71,9 +71,9 @@ function postmanRequest(path: string, method: string, operation: Operation) {
         raw: `{{base_url}}${postmanPath}`,
         host: ['{{base_url}}'],
         path: postmanPath.split('/').filter(Boolean),
-        ...(pathParameters.length > 0 ? { variable: pathParameters.map((parameter) => ({ key: parameter.name, value: '', description: parameter.schema.description ?? '' })) } : {}),
+        ...(pathParameters.length > 0 ? { variable: pathParameters.map((parameter) => ({ key: parameter.name, value: String(sample(parameter.schema) ?? ''), description: parameter.schema.description ?? '' })) } : {}),
         ...(query.length > 0
-          ? { query: query.map((parameter) => ({ key: parameter.name, value: '', disabled: !parameter.required, description: parameter.schema.description ?? '' })) }
+          ? { query: query.map((parameter) => ({ key: parameter.name, value: parameter.required ? String(sample(parameter.schema) ?? '') : '', disabled: !parameter.required, description: parameter.schema.description ?? '' })) }
           : {}),
       },
       ...(body ? { body: { mode: 'raw', raw: JSON.stringify(sample(body), null, 2), options: { raw: { language: 'json' } } } } : {}),

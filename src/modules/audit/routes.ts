@@ -78,8 +78,8 @@ const auditEventBody = (row: StoredAuditEvent): z.infer<typeof AuditEvent> => ({
 });
 
 const Stats = z.object({
-  from: z.string(),
-  to: z.string(),
+  from: timestamp(),
+  to: timestamp(),
   group_by: z.string(),
   total: z.number().int().describe('Every event of the window matching the filters'),
   groups: z.array(z.object({ key: z.string(), count: z.number().int() })),

@@ -48,7 +48,7 @@ export const rolesRoutes = [
     tag: 'ops',
     summary: 'Create a custom role or replace its permissions (audited)',
     description: 'Built-in roles cannot be changed. The same permissions change nothing. Applies to every instance at once.',
-    params: z.object({ name: z.string().max(100) }),
+    params: z.object({ name: z.string().max(100).meta({ examples: ['support'] }) }),
     body: PutRoleBody,
     status: 200,
     responses: { 200: RoleBody, 201: RoleBody },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PROVIDER_NAME } from './providerConfig.ts';
 
 export const ProviderParams = z.object({
-  provider: z.string().regex(PROVIDER_NAME, 'must be a provider name: lowercase letters, digits, - or _'),
+  provider: z.string().regex(PROVIDER_NAME, 'must be a provider name: lowercase letters, digits, - or _').meta({ examples: ['corporate-sso'] }),
 });
 
 // Loose: providers add parameters of their own (iss, session_state, scope...), and openid-client checks them.

@@ -9,7 +9,7 @@ const int = () => z.number().int();
 const RunState = z.enum(RUN_STATES);
 
 export const JobName = z.string().regex(JOB_NAME, 'must be a job name: lowercase letters, digits and _');
-export const JobParams = z.object({ job: JobName });
+export const JobParams = z.object({ job: JobName.meta({ examples: ['retention'] }) });
 
 export const Run = z.object({
   id: z.string(),

@@ -5,7 +5,7 @@ import { SettingBody, SettingChangeBody, settingBody, settingChangeBody } from '
 import { REASON_MAX_LENGTH, type SettingsService } from './service.ts';
 import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
-const NameParams = z.object({ name: z.string().min(1).max(200) });
+const NameParams = z.object({ name: z.string().min(1).max(200).meta({ examples: ['auth.login_attempts'] }) });
 const ListQuery = z.object({ group: z.string().max(100).optional() });
 const HistoryQuery = z.object({
   before: PageCursor.optional(),
