@@ -40,7 +40,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    files: ['scripts/**', 'bench/**', 'src/commands/**', 'src/cli.ts', 'test/support/run.ts', 'test/support/oldServer.ts'],
+    files: ['scripts/**', 'bench/**', 'src/commands/**', 'src/cli.ts', 'test/support/run.ts', 'test/support/oldServer.ts', 'test/support/apiExamples.ts'],
     rules: { 'no-console': 'off' },
   },
 );

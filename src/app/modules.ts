@@ -1,3 +1,4 @@
+import { loadApiExamples } from './apiExamples.ts';
 import { auditModule } from '../modules/audit/index.ts';
 import { authModule } from '../modules/auth/index.ts';
 import { healthModule } from '../modules/health/index.ts';
@@ -55,7 +56,7 @@ const implicitProblems = (route: AnyRoute): string[] => [
 
 /** The OpenAPI document, from the modules' static routes and status tables alone (no database, no instance). */
 export const apiDocument = (version: string) =>
-  buildOpenApiDocument(routesOf(MODULES), { ...API_INFO, version }, { statuses: mergeStatusTables([platformStatuses, ...statusTables()]), implicitProblems });
+  buildOpenApiDocument(routesOf(MODULES), { ...API_INFO, version }, { statuses: mergeStatusTables([platformStatuses, ...statusTables()]), implicitProblems, examples: loadApiExamples() });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each module has its own needs and api
 type AnyStarted = { module: Module<any, any, any>; started: Started<unknown, unknown> };

@@ -14,6 +14,8 @@ export interface OpenApiAnswers {
   statuses: Map<string, number>;
   /** Codes an operation answers outside its handler, e.g. maintenance or the per-address limit. */
   implicitProblems?: (route: AnyRoute) => string[];
+  /** Real request and answer bodies per operation ("GET /ops/system"), shown as examples. */
+  examples?: Record<string, { request?: unknown; responses: Record<string, unknown> }>;
 }
 
 /** Headers that come with an error status, whatever the code. */
@@ -102,9 +104,11 @@ function parameters(route: AnyRoute): JsonObject[] {
 
 function responses(route: AnyRoute, codes: string[], answers: OpenApiAnswers): JsonObject {
   const out: JsonObject = {};
+  const examples = answers.examples?.[`${route.method} ${route.path}`]?.responses ?? {};
+  const example = (status: string | number) => (examples[String(status)] === undefined ? {} : { example: examples[String(status)] });
   for (const [status, schema] of Object.entries(route.responses)) {
     out[status] = schema
-      ? { description: STATUS_CODES[Number(status)] ?? status, content: { 'application/json': { schema: jsonSchema(schema, 'output') } } }
+      ? { description: STATUS_CODES[Number(status)] ?? status, content: { 'application/json': { schema: jsonSchema(schema, 'output'), ...example(status) } } }
       : { description: STATUS_CODES[Number(status)] ?? status };
   }
   // Each error status with the codes that answer it, from the status tables: the document cannot drift from the server.
@@ -121,7 +125,7 @@ function responses(route: AnyRoute, codes: string[], answers: OpenApiAnswers): J
       description: `${STATUS_CODES[status] ?? status}: ${statusCodes.join(', ')}`,
       'x-problem-codes': statusCodes,
       ...(STATUS_HEADERS[status] ? { headers: STATUS_HEADERS[status] } : {}),
-      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' }, ...example(status) } },
     };
   }
   return out;
@@ -160,7 +164,17 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: OpenApiInfo, answ
       ...(requiresBearer(route) ? { security: [{ bearer: [] }] } : { security: [] }),
       parameters: parameters(route),
       ...(route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: jsonSchema(route.body, 'input'),
+                  ...(answers.examples?.[`${route.method} ${route.path}`]?.request === undefined ? {} : { example: answers.examples[`${route.method} ${route.path}`]!.request }),
+                },
+              },
+            },
+          }
         : {}),
       responses: responses(route, codes, answers),
     };
