@@ -12,6 +12,7 @@ import { openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
 import { migrateUp } from '../../src/platform/db/migrations.ts';
 import { EXAMPLES_FILE, type ApiExamples } from '../../src/app/apiExamples.ts';
 import { startTestInstance } from './instance.ts';
+import { PUBLIC_URL, authorizeAtProvider, onInstance, startTestProvider } from './oidcProvider.ts';
 import { PASSWORD, accountWithPassword } from './signIn.ts';
 import { accountWithToken, bearer } from './tokens.ts';
 
@@ -21,7 +22,10 @@ const server = await openEmbeddedDatabase({ dataDir, fast: true });
 try {
   const pool = new pg.Pool({ connectionString: server.url, max: 2 });
   await migrateUp(pool);
-  const instance = await startTestInstance(server.url);
+  // A real OpenID provider on loopback, so the provider routes answer as they do for a person.
+  const provider = await startTestProvider('corporate-sso');
+  provider.addPerson('alice-7f3a', 'alice@example.com');
+  const instance = await startTestInstance(server.url, { APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('corporate-sso')]), APP_PUBLIC_URL: PUBLIC_URL });
   const admin = await accountWithToken(pool, { roles: ['platform_admin'] });
   const user = await accountWithPassword(pool);
   const examples: ApiExamples = {};
@@ -91,7 +95,13 @@ try {
   await call('POST /auth/mfa/recovery-codes', '/auth/mfa/recovery-codes', { token: mfa.access_token, body: { code: code(totp.secret) } });
   await new Promise((resolve) => setTimeout(resolve, 30_000 - (Date.now() % 30_000) + 100));
   await call('DELETE /auth/mfa/totp', '/auth/mfa/totp', { token: mfa.access_token, body: { code: code(totp.secret) } });
-  await call('GET /auth/providers/{provider}/start', '/auth/providers/corporate-sso/start');
+  await call('GET /auth/providers/{provider}/start', '/auth/providers/no-such-provider/start');
+  const start = await fetch(`${instance.url}/auth/providers/corporate-sso/start`, { redirect: 'manual' });
+  const returned = await authorizeAtProvider(start.headers.get('Location')!, 'alice-7f3a');
+  const flowCookie = start.headers.getSetCookie().find((line) => line.includes('oidc_flow='))!.split(';')[0]!;
+  const callback = await fetch(onInstance(returned, instance.url), { headers: { Cookie: flowCookie } });
+  const signedInWithProvider = (await callback.json()) as Record<string, any>;
+  (examples['GET /auth/providers/{provider}/callback'] ??= { responses: {} }).responses[String(callback.status)] = signedInWithProvider;
   await call('GET /auth/providers/{provider}/callback', '/auth/providers/corporate-sso/callback?state=x&code=y');
   await call('DELETE /auth/identities/{provider}', '/auth/identities/corporate-sso', { token: mfa.access_token });
   await call('POST /auth/sign-out', '/auth/sign-out', { token: mfa.access_token, body: { refresh_token: mfa.refresh_token } });
@@ -100,6 +110,7 @@ try {
   writeFileSync(join(import.meta.dirname, '..', '..', EXAMPLES_FILE), `${JSON.stringify(examples, null, 2)}\n`);
   console.log(`wrote ${EXAMPLES_FILE}: ${Object.keys(examples).length} operations`);
   await instance.drain();
+  await provider.stop();
   await pool.end();
 } finally {
   await server.stop();
