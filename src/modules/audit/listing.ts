@@ -13,19 +13,41 @@ const FIRST_SCAN_ROWS = 1_000;
 const AT = (parameter: number) => `('epoch'::timestamptz + $${parameter}::bigint * interval '1 microsecond')`;
 const AT_US = `(extract(epoch from occurred_at) * 1000000)::bigint::text`;
 
+/**
+ * The rows a request examines: those of the narrowest index its filter has an equality for, each
+ * index in (occurred_at desc, id desc) order (migration 20261125000100), or every event of the window
+ * when none has one. Its values come after the five of selectScanEndSql.
+ */
+function scanOf(filter: AuditFilter): { rows: string; values: string[] } {
+  if (filter.requestId) {
+    return { rows: `request_id = $6 and request_id <> ''`, values: [filter.requestId] };
+  }
+  if (filter.resourceType && filter.resourceId) {
+    return { rows: `resource_type = $6 and resource_id = $7 and resource_type <> ''`, values: [filter.resourceType, filter.resourceId] };
+  }
+  if (filter.actorId) {
+    return { rows: `actor_id = $6 and actor_id <> ''`, values: [filter.actorId] };
+  }
+  if (filter.action) {
+    return { rows: 'action = $6', values: [filter.action] };
+  }
+  return { rows: 'true', values: [] };
+}
+
 // Ordered by the table's columns: a bare `id` would name the output column `id::text` and sort as text.
-// The row `$5` rows into the window below the cursor, in time order: the last one the page may examine.
-const selectScanEndSql = `
+// The row `$5` rows into the scanned rows below the cursor, in time order: the last one the page may examine.
+const selectScanEndSql = (rows: string) => `
 select ${AT_US} as at_us, id::text
 from audit_events
-where ($1::timestamptz is null or occurred_at >= $1)
+where ${rows}
+  and ($1::timestamptz is null or occurred_at >= $1)
   and ($2::timestamptz is null or occurred_at < $2)
   and ($3::bigint is null or (occurred_at <= ${AT(3)} and (occurred_at, id) < (${AT(3)}, $4::bigint)))
 order by audit_events.occurred_at desc, audit_events.id desc
 offset $5 - 1 limit 1`;
 
-// The page: filtered rows between the cursor (exclusive) and the scan's end (inclusive), so the
-// filter's own index or the time range serves it, whichever the planner finds narrower.
+// The page: filtered rows between the cursor (exclusive) and the scan's end (inclusive), by the index
+// that chose the scanned rows or the time range, whichever the planner finds narrower.
 const selectPageSql = `
 select id::text, occurred_at, recorded_at, actor_kind, actor_id, actor_label, action, resource_type, resource_id,
        outcome, request_id, host(client_ip) as client_ip, user_agent, metadata, ${AT_US} as at_us
@@ -45,14 +67,23 @@ export interface ListedPage {
 }
 
 /**
- * Up to `limit` events below `after`, newest first, examining at most `scanRows` rows of the window:
- * when the bound stops it first, the events found so far and where it stopped.
+ * Up to `limit` events below `after`, newest first, examining at most `scanRows` of the rows its most
+ * selective indexed filter (or else its window) holds: when the bound stops it first, the events found
+ * so far and where it stopped.
  */
 export async function selectAuditPage(db: Queryable, filter: AuditFilter, after: ListPosition | null, limit: number, scanRows: number): Promise<ListedPage> {
   // A short scan first: most pages fill from the newest rows, and finding the 20,000th costs ~50 ms.
+  const scan = scanOf(filter);
   for (const rows of new Set([Math.min(FIRST_SCAN_ROWS, scanRows), scanRows])) {
     const end = (
-      await db.query<{ at_us: string; id: string }>(selectScanEndSql, [filter.from ?? null, filter.to ?? null, after?.atUs ?? null, after?.id ?? null, rows])
+      await db.query<{ at_us: string; id: string }>(selectScanEndSql(scan.rows), [
+        filter.from ?? null,
+        filter.to ?? null,
+        after?.atUs ?? null,
+        after?.id ?? null,
+        rows,
+        ...scan.values,
+      ])
     ).rows[0];
     const result = await db.query<StoredAuditEvent & { at_us: string }>(selectPageSql, [
       ...filterValues(filter),

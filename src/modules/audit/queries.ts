@@ -3,7 +3,7 @@ import { boundedRead } from '../../platform/db/boundedRead.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { AuditError } from './errors.ts';
 import { type ListPosition, selectAuditPage, selectPositionOfId } from './listing.ts';
-import { rollupServes, selectRollupDays, selectRollupGroups, wholeHours } from './rollup.ts';
+import { rollupPeriods, rollupServes, selectRollupDays, selectRollupGroups } from './rollup.ts';
 import {
   type AuditFilter,
   type AuditGroupBy,
@@ -78,15 +78,15 @@ export function createAuditQueries(pool: pg.Pool, options: AuditQueriesOptions =
     },
 
     stats(filter: AuditFilter & { from: Date; to: Date }, groupBy: AuditGroupBy | 'day'): Promise<AuditStats> {
-      const hours = rollupServes(filter) ? wholeHours(filter.from, filter.to) : null;
+      const periods = rollupServes(filter) ? rollupPeriods(filter.from, filter.to) : null;
       return bounded(async (tx) => {
         if (groupBy === 'day') {
-          const days = hours ? await selectRollupDays(tx, filter, hours) : await selectAuditDays(tx, filter);
+          const days = periods ? await selectRollupDays(tx, filter, periods) : await selectAuditDays(tx, filter);
           const total = days.reduce((sum, day) => sum + day.count, 0);
           return { from: filter.from, to: filter.to, groupBy, total, groups: days, other: 0 };
         }
-        const rows = hours
-          ? await selectRollupGroups(tx, filter, hours, groupBy, STATS_TOP_GROUPS)
+        const rows = periods
+          ? await selectRollupGroups(tx, filter, periods, groupBy, STATS_TOP_GROUPS)
           : await selectAuditGroups(tx, filter, groupBy, STATS_TOP_GROUPS);
         const total = rows[0]?.total ?? 0;
         const shown = rows.reduce((sum, row) => sum + row.count, 0);

@@ -1,6 +1,7 @@
 // Audit statistics from the rollups (ADR 0053). Whole UTC days of a window come from
 // audit_event_rollup_daily, the whole hours around them from audit_event_rollup, plus the deltas
 // not yet folded; the partial hours at its edges come from audit_events by the occurred_at index.
+// A window's partial first or last day more than half inside it is read whole, less its hours outside.
 import type { Queryable } from '../../platform/db/pool.ts';
 import { type AuditFilter, type AuditGroupBy, type AuditGroupCount, FILTER_CONDITIONS, filterValues } from './store.ts';
 
@@ -12,38 +13,53 @@ export function rollupServes(filter: AuditFilter): boolean {
   return filter.actorId === undefined && filter.resourceId === undefined && filter.requestId === undefined;
 }
 
-export interface WholePeriods {
-  /** Whole UTC hours [first, end) of the window. */
+export interface RollupPeriods {
+  /** Whole UTC hours [first, end) of the window: the rollups count them, the table the partial hours around. */
   first: Date;
   end: Date;
-  /** Whole UTC days [firstDay, endDay) inside those hours; empty (both at end) when none. */
-  firstDay: Date;
-  endDay: Date;
+  /**
+   * Whole UTC days [dayFrom, dayTo) read from the daily rollup. The first or last may reach outside
+   * [first, end) by less than 12 hours: subtracting those hours reads fewer rows than adding the
+   * hours inside. Both at `first` when no day is read.
+   */
+  dayFrom: Date;
+  dayTo: Date;
 }
 
-/** The whole UTC hours and days inside [from, to), or null when the window holds no whole hour. */
-export function wholeHours(from: Date, to: Date): WholePeriods | null {
-  const first = Math.ceil(from.getTime() / HOUR_MS) * HOUR_MS;
-  const end = Math.floor(to.getTime() / HOUR_MS) * HOUR_MS;
+const HALF_DAY_MS = DAY_MS / 2;
+const ceilTo = (ms: number, unit: number) => Math.ceil(ms / unit) * unit;
+const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
+
+/** The rollups' periods for [from, to), or null when the window holds no whole hour. */
+export function rollupPeriods(from: Date, to: Date): RollupPeriods | null {
+  const first = ceilTo(from.getTime(), HOUR_MS);
+  const end = floorTo(to.getTime(), HOUR_MS);
   if (first >= end) {
     return null;
   }
-  const firstDay = Math.ceil(first / DAY_MS) * DAY_MS;
-  const endDay = Math.floor(end / DAY_MS) * DAY_MS;
-  const days = firstDay < endDay ? [firstDay, endDay] : [end, end];
-  return { first: new Date(first), end: new Date(end), firstDay: new Date(days[0]!), endDay: new Date(days[1]!) };
+  let dayFrom = ceilTo(first, DAY_MS);
+  let dayTo = floorTo(end, DAY_MS);
+  if (dayFrom > dayTo) {
+    // No midnight inside: one partial day, whole when it holds more than half of it.
+    const day = floorTo(first, DAY_MS);
+    [dayFrom, dayTo] = end - first > HALF_DAY_MS ? [day, day + DAY_MS] : [first, first];
+  } else {
+    dayFrom -= dayFrom - first > HALF_DAY_MS ? DAY_MS : 0;
+    dayTo += end - dayTo > HALF_DAY_MS ? DAY_MS : 0;
+  }
+  return { first: new Date(first), end: new Date(end), dayFrom: new Date(dayFrom), dayTo: new Date(dayTo) };
 }
 
-const values = (filter: AuditFilter & { from: Date; to: Date }, hours: WholePeriods) => [
+const values = (filter: AuditFilter & { from: Date; to: Date }, periods: RollupPeriods) => [
   ...filterValues(filter),
-  hours.first,
-  hours.end,
-  hours.firstDay,
-  hours.endDay,
+  periods.first,
+  periods.end,
+  periods.dayFrom,
+  periods.dayTo,
 ];
 
-// $1…$10 as in store.ts, $11 and $12 the whole hours [first, end), $13 and $14 the whole days
-// [first, end) among them; $4, $6 and $8 are null here.
+// $1…$10 as in store.ts, $11 and $12 the whole hours [first, end), $13 and $14 the days
+// [dayFrom, dayTo); $4, $6 and $8 are null here.
 const ROLLUP_CONDITIONS = `
   ($1::text is null or action = $1)
   and ($2::text is null or starts_with(action, $2))
@@ -51,16 +67,20 @@ const ROLLUP_CONDITIONS = `
   and ($5::text is null or resource_type = $5)
   and ($7::text is null or outcome = $7)`;
 
-// Each source keeps its own range, so each is read by its index and its partitions pruned.
+// Each source keeps its own range, so each is read by its index and its partitions pruned. The hours
+// between the window's ends and its days are added when inside the window, subtracted when a day
+// reaches past it.
 const countedSql = (bucket: (column: string) => string, eventExpression: string) => `
   select ${bucket('day')} as at, action, outcome, actor_kind, resource_type, count from audit_event_rollup_daily
   where day >= $13 and day < $14 and ${ROLLUP_CONDITIONS}
   union all
-  select ${bucket('hour')}, action, outcome, actor_kind, resource_type, count from audit_event_rollup
-  where hour >= $11 and hour < $13 and ${ROLLUP_CONDITIONS}
+  select ${bucket('hour')}, action, outcome, actor_kind, resource_type, case when hour >= $11 then count else -count end
+  from audit_event_rollup
+  where hour >= least($11::timestamptz, $13::timestamptz) and hour < greatest($11::timestamptz, $13::timestamptz) and ${ROLLUP_CONDITIONS}
   union all
-  select ${bucket('hour')}, action, outcome, actor_kind, resource_type, count from audit_event_rollup
-  where hour >= $14 and hour < $12 and ${ROLLUP_CONDITIONS}
+  select ${bucket('hour')}, action, outcome, actor_kind, resource_type, case when hour < $12 then count else -count end
+  from audit_event_rollup
+  where hour >= least($12::timestamptz, $14::timestamptz) and hour < greatest($12::timestamptz, $14::timestamptz) and ${ROLLUP_CONDITIONS}
   union all
   select ${bucket('hour')}, action, outcome, actor_kind, resource_type, count from audit_event_rollup_deltas
   where hour >= $11 and hour < $12 and ${ROLLUP_CONDITIONS}
@@ -90,11 +110,11 @@ limit $16`;
 export async function selectRollupGroups(
   db: Queryable,
   filter: AuditFilter & { from: Date; to: Date },
-  hours: WholePeriods,
+  periods: RollupPeriods,
   groupBy: AuditGroupBy,
   limit: number,
 ): Promise<AuditGroupCount[]> {
-  const result = await db.query<{ key: string; count: string; total: string }>(selectRollupGroupsSql, [...values(filter, hours), groupBy, limit]);
+  const result = await db.query<{ key: string; count: string; total: string }>(selectRollupGroupsSql, [...values(filter, periods), groupBy, limit]);
   return result.rows.map((row) => ({ key: row.key, count: Number(row.count), total: Number(row.total) }));
 }
 
@@ -115,8 +135,8 @@ order by days.day`;
 export async function selectRollupDays(
   db: Queryable,
   filter: AuditFilter & { from: Date; to: Date },
-  hours: WholePeriods,
+  periods: RollupPeriods,
 ): Promise<Array<{ key: string; count: number }>> {
-  const result = await db.query<{ key: string; count: string }>(selectRollupDaysSql, values(filter, hours));
+  const result = await db.query<{ key: string; count: string }>(selectRollupDaysSql, values(filter, periods));
   return result.rows.map((row) => ({ key: row.key, count: Number(row.count) }));
 }

@@ -116,8 +116,9 @@ export const auditRoutes = [
     tag: 'ops',
     summary: 'Audit events, newest first by occurrence, in keyset pages',
     description:
-      `A request examines at most ${LIST_SCAN_ROWS} events of its window, newest first: when its filters match too few of ` +
-      'them to fill the page, it answers with those found, `scan_stopped_at`, and a `next_cursor` that continues from ' +
+      `A request examines at most ${LIST_SCAN_ROWS} events, newest first: those of its request_id, resource, actor_id or ` +
+      'action (the first of them it filters on), or else every event of its window. When the other filters match too few ' +
+      'of them to fill the page, it answers with those found, `scan_stopped_at`, and a `next_cursor` that continues from ' +
       'where the scan stopped. Bounded by 5 s: a slower read is 503 `audit_query_timeout`. ' +
       'A bare id from the former cursor format is still accepted, or 400 `audit_cursor_expired` once its event is gone. ' +
       'Reading the log is not itself audited.',

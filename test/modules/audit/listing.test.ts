@@ -6,13 +6,14 @@ let db: TestDatabase;
 
 test.before(async () => {
   db = await createTestDatabase();
-  // 300 events over the last 300 minutes, every 25th a rare action; the first twelve
+  // 300 events over the last 300 minutes, every 25th a rare action that failed; the first twelve
   // (ids of one and two digits) share one instant.
   await db.pool.query(
     `insert into audit_events (occurred_at, actor_kind, action, outcome)
      select date_trunc('second', now()) - interval '1 minute' * (n / 5 * 5) * (case when n < 12 then 0 else 1 end)
               - interval '1 second' * (case when n < 12 then 0 else n % 5 end),
-            'system', case when n % 25 = 0 then 'rare.event' else 'common.event' end, 'success'
+            'system', case when n % 25 = 0 then 'rare.event' else 'common.event' end,
+            case when n % 25 = 0 then 'failure' else 'success' end
      from generate_series(0, 299) as n`,
   );
 });
@@ -40,11 +41,11 @@ async function walk(options: { filter: Parameters<ReturnType<typeof createAuditQ
   return pages;
 }
 
-test('a sparse filter is answered in bounded scans whose cursors resume exactly where each stopped', async (t) => {
-  const pages = await walk({ filter: { action: 'rare.event' }, limit: 50, scanRows: 40 });
+test('a sparse filter no index serves is answered in bounded scans whose cursors resume exactly where each stopped', async (t) => {
+  const pages = await walk({ filter: { outcome: 'failure' }, limit: 50, scanRows: 40 });
   t.deepEqual(
     pages.flatMap((page) => page.events.map((event) => event.id)),
-    await expected(`action = 'rare.event'`),
+    await expected(`outcome = 'failure'`),
   );
   t.is(pages.at(-1)!.nextCursor, undefined);
   const stopped = pages.filter((page) => page.scanStoppedAt);
@@ -74,4 +75,26 @@ test('an id-only cursor of the former format continues from its event; once the 
   t.deepEqual(page.events.map((event) => event.id), all.slice(10, 15));
   const error = await t.throwsAsync(queries.list({}, '999999999999', 5));
   t.is((error as Error & { code: string }).code, 'audit_cursor_expired');
+});
+
+test('a filter an index serves counts its bound in that index: a sparse action fills its page in one request', async (t) => {
+  // 20 events of 300 in time order would hold one rare event; 20 of the action's index hold all twelve.
+  const pages = await walk({ filter: { action: 'rare.event' }, limit: 50, scanRows: 20 });
+  t.is(pages.length, 1);
+  t.deepEqual(
+    pages[0]!.events.map((event) => event.id),
+    await expected(`action = 'rare.event'`),
+  );
+  t.is(pages[0]!.scanStoppedAt, undefined);
+});
+
+test('an indexed filter with a condition no row meets stops after the bound in its own index, and resumes there', async (t) => {
+  const pages = await walk({ filter: { action: 'rare.event', outcome: 'success' }, limit: 50, scanRows: 5 });
+  const rare = await expected(`action = 'rare.event'`);
+  t.true(pages.every((page) => page.events.length === 0));
+  // Twelve rare events, five examined per request: stops after the 5th and the 10th, then the end.
+  t.deepEqual(
+    pages.map((page) => page.nextCursor?.split('_')[1]),
+    [rare[4], rare[9], undefined],
+  );
 });

@@ -8,6 +8,7 @@ import {
   recordAuditEvent,
   subtractAuditPartitionFromRollup,
 } from '../../../src/modules/audit/index.ts';
+import { rollupPeriods } from '../../../src/modules/audit/rollup.ts';
 import { purgeAuditEvents } from '../../../src/modules/audit/tasks/purgeAuditEvents.ts';
 import { withTransaction } from '../../../src/platform/db/transaction.ts';
 import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
@@ -41,15 +42,24 @@ async function countOverTable(from: Date, to: Date, groupBy: (typeof GROUPINGS)[
   return Object.fromEntries(rows.map((row) => [row.key, Number(row.count)]));
 }
 
-// Windows with ragged edges (minutes past the hour), one within a single hour, and one aligned.
+// Windows with ragged edges (minutes past the hour), one within a single hour, and one aligned;
+// then, by UTC day (D is today's midnight), partial days read whole less their hours outside (more
+// than half inside) or by their hours inside, at either end and within a single day.
 const windows = (): Array<[Date, Date]> => {
   const now = Date.now();
   const hour = Math.floor(now / HOUR) * HOUR;
+  const D = Math.floor(now / (24 * HOUR)) * 24 * HOUR;
+  const at = (days: number, hours: number, minutes: number) => new Date(D + (days * 24 + hours) * HOUR + minutes * 60_000);
   return [
     [new Date(now - 80 * 24 * HOUR - 17 * 60_000), new Date(now + 60_000)],
     [new Date(hour - 5 * HOUR + 7 * 60_000), new Date(hour - 2 * HOUR + 41 * 60_000)],
     [new Date(hour - 3 * HOUR + 10 * 60_000), new Date(hour - 3 * HOUR + 50 * 60_000)],
     [new Date(hour - 30 * 24 * HOUR), new Date(hour)],
+    [at(-5, 2, 10), at(-1, 20, 5)],
+    [at(-5, 20, 10), at(-1, 3, 5)],
+    [at(-2, 1, 30), at(-2, 22, 0)],
+    [at(-2, 8, 30), at(-2, 13, 0)],
+    [at(-3, 13, 0), at(-2, 12, 59)],
   ];
 };
 
@@ -164,4 +174,37 @@ test.serial('the retention purge itself subtracts a month it detaches: the stati
   await assertStatsMatchTable(t);
   const rollupTotal = Number((await db.pool.query('select coalesce(sum(count), 0) as total from audit_event_rollup')).rows[0].total);
   t.is(rollupTotal, Number((await db.pool.query('select count(*) from audit_events')).rows[0].count));
+});
+
+test('a partial day more than half inside the window is read whole from the daily rollup, less its hours outside', (t) => {
+  const iso = (value: string) => new Date(value);
+  const periods = (from: string, to: string) => {
+    const found = rollupPeriods(iso(from), iso(to));
+    return found && Object.fromEntries(Object.entries(found).map(([key, value]) => [key, value.toISOString().slice(0, 16)]));
+  };
+  t.deepEqual(periods('2026-03-01T02:10:00Z', '2026-03-05T20:05:00Z'), {
+    first: '2026-03-01T03:00',
+    end: '2026-03-05T20:00',
+    dayFrom: '2026-03-01T00:00',
+    dayTo: '2026-03-06T00:00',
+  });
+  t.deepEqual(periods('2026-03-01T20:10:00Z', '2026-03-05T03:05:00Z'), {
+    first: '2026-03-01T21:00',
+    end: '2026-03-05T03:00',
+    dayFrom: '2026-03-02T00:00',
+    dayTo: '2026-03-05T00:00',
+  });
+  t.deepEqual(periods('2026-03-01T01:30:00Z', '2026-03-01T22:00:00Z'), {
+    first: '2026-03-01T02:00',
+    end: '2026-03-01T22:00',
+    dayFrom: '2026-03-01T00:00',
+    dayTo: '2026-03-02T00:00',
+  });
+  t.deepEqual(periods('2026-03-01T08:30:00Z', '2026-03-01T13:00:00Z'), {
+    first: '2026-03-01T09:00',
+    end: '2026-03-01T13:00',
+    dayFrom: '2026-03-01T09:00',
+    dayTo: '2026-03-01T09:00',
+  });
+  t.is(periods('2026-03-01T08:10:00Z', '2026-03-01T08:50:00Z'), null);
 });
