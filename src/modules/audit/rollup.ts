@@ -140,3 +140,17 @@ export async function selectRollupDays(
   const result = await db.query<{ key: string; count: string }>(selectRollupDaysSql, values(filter, periods));
   return result.rows.map((row) => ({ key: row.key, count: Number(row.count) }));
 }
+
+const countEventsSql = `select count(*) as count from audit_events where occurred_at >= $1 and occurred_at < $2`;
+
+/**
+ * How many events occurred in [from, to): from the rollups (as the statistics, so flat however many
+ * events the window holds), or over the table for a window holding no whole hour.
+ */
+export async function countAuditEvents(db: Queryable, from: Date, to: Date): Promise<number> {
+  const periods = rollupPeriods(from, to);
+  if (!periods) {
+    return Number((await db.query<{ count: string }>(countEventsSql, [from, to])).rows[0]!.count);
+  }
+  return (await selectRollupGroups(db, { from, to }, periods, 'outcome', 1))[0]?.total ?? 0;
+}
