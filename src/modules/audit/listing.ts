@@ -18,20 +18,27 @@ const AT_US = `(extract(epoch from occurred_at) * 1000000)::bigint::text`;
  * index in (occurred_at desc, id desc) order (migration 20261125000100), or every event of the window
  * when none has one. Its values come after the five of selectScanEndSql.
  */
-function scanOf(filter: AuditFilter): { rows: string; values: string[] } {
+function scanOf(filter: AuditFilter): { rows: string; values: string[]; complete: boolean } {
+  // True when the scanned rows are exactly the filter's: the first `limit` of them are the page.
+  const only = (...keys: Array<keyof AuditFilter>) =>
+    Object.entries(filter).every(([key, value]) => value === undefined || key === 'from' || key === 'to' || keys.includes(key as keyof AuditFilter));
   if (filter.requestId) {
-    return { rows: `request_id = $6 and request_id <> ''`, values: [filter.requestId] };
+    return { rows: `request_id = $6 and request_id <> ''`, values: [filter.requestId], complete: only('requestId') };
   }
   if (filter.resourceType && filter.resourceId) {
-    return { rows: `resource_type = $6 and resource_id = $7 and resource_type <> ''`, values: [filter.resourceType, filter.resourceId] };
+    return {
+      rows: `resource_type = $6 and resource_id = $7 and resource_type <> ''`,
+      values: [filter.resourceType, filter.resourceId],
+      complete: only('resourceType', 'resourceId'),
+    };
   }
   if (filter.actorId) {
-    return { rows: `actor_id = $6 and actor_id <> ''`, values: [filter.actorId] };
+    return { rows: `actor_id = $6 and actor_id <> ''`, values: [filter.actorId], complete: only('actorId') };
   }
   if (filter.action) {
-    return { rows: 'action = $6', values: [filter.action] };
+    return { rows: 'action = $6', values: [filter.action], complete: only('action') };
   }
-  return { rows: 'true', values: [] };
+  return { rows: 'true', values: [], complete: only() };
 }
 
 // Ordered by the table's columns: a bare `id` would name the output column `id::text` and sort as text.
@@ -72,8 +79,21 @@ export interface ListedPage {
  * so far and where it stopped.
  */
 export async function selectAuditPage(db: Queryable, filter: AuditFilter, after: ListPosition | null, limit: number, scanRows: number): Promise<ListedPage> {
-  // A short scan first: most pages fill from the newest rows, and finding the 20,000th costs ~50 ms.
+  const page = (end: ListPosition | undefined) =>
+    db.query<StoredAuditEvent & { at_us: string }>(selectPageSql, [
+      ...filterValues(filter),
+      after?.atUs ?? null,
+      after?.id ?? null,
+      end?.atUs ?? null,
+      end?.id ?? null,
+      limit,
+    ]);
   const scan = scanOf(filter);
+  if (scan.complete) {
+    // Every scanned row belongs to the page: reading `limit` of them is the bound.
+    return { rows: (await page(undefined)).rows, stoppedAt: null };
+  }
+  // A short scan first: most pages fill from the newest rows, and finding the 20,000th costs ~50 ms.
   for (const rows of new Set([Math.min(FIRST_SCAN_ROWS, scanRows), scanRows])) {
     const end = (
       await db.query<{ at_us: string; id: string }>(selectScanEndSql(scan.rows), [
@@ -85,14 +105,7 @@ export async function selectAuditPage(db: Queryable, filter: AuditFilter, after:
         ...scan.values,
       ])
     ).rows[0];
-    const result = await db.query<StoredAuditEvent & { at_us: string }>(selectPageSql, [
-      ...filterValues(filter),
-      after?.atUs ?? null,
-      after?.id ?? null,
-      end?.at_us ?? null,
-      end?.id ?? null,
-      limit,
-    ]);
+    const result = await page(end && { atUs: end.at_us, id: end.id });
     if (!end || result.rows.length >= limit) {
       return { rows: result.rows, stoppedAt: null };
     }

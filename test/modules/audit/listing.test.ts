@@ -98,3 +98,14 @@ test('an indexed filter with a condition no row meets stops after the bound in i
     [rare[4], rare[9], undefined],
   );
 });
+
+test('a filter its index serves whole is read a page at a time, whatever the bound: every scanned event belongs to the page', async (t) => {
+  for (const filter of [{}, { action: 'common.event' }]) {
+    const pages = await walk({ filter, limit: 40, scanRows: 5 });
+    t.deepEqual(
+      pages.flatMap((page) => page.events.map((event) => event.id)),
+      await expected(filter.action ? `action = 'common.event'` : 'true'),
+    );
+    t.true(pages.every((page) => page.scanStoppedAt === undefined && (page.events.length === 40 || !page.nextCursor)));
+  }
+});
