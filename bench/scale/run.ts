@@ -122,6 +122,7 @@ const jobs = ['busy_0', 'busy_1', 'busy_2', 'busy_3', 'busy_4', 'quiet_job'];
 const withoutNewIndexes = async (tx: Queryable) => {
   await tx.query('drop index job_runs_started_job_id_idx');
   await tx.query('drop index job_runs_active_queue_idx');
+  await tx.query('drop index job_runs_finished_created_at_idx');
 };
 const oldLastRunsSql = `
 select j.name as job, r.id::text, r.trigger, r.state, r.attempts, r.error, r.started_at, r.finished_at, r.instance_id
