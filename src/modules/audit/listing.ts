@@ -10,7 +10,10 @@ export interface ListPosition {
 
 const FIRST_SCAN_ROWS = 1_000;
 
-const AT = (parameter: number) => `('epoch'::timestamptz + $${parameter}::bigint * interval '1 microsecond')`;
+// Whole seconds and the microseconds apart: a bigint times an interval goes through float8, which
+// rounds microsecond counts past 2^53 (beyond the year 2255).
+const AT = (parameter: number) =>
+  `('epoch'::timestamptz + ($${parameter}::bigint / 1000000) * interval '1 second' + ($${parameter}::bigint % 1000000) * interval '1 microsecond')`;
 const AT_US = `(extract(epoch from occurred_at) * 1000000)::bigint::text`;
 
 /**

@@ -20,6 +20,17 @@ export const LIST_SCAN_ROWS = 20_000;
 /** `<occurred_at in µs since the epoch>_<id>`; a bare id is the former cursor, still accepted. */
 export const LIST_CURSOR_PATTERN = /^(?:\d{1,18}|-?\d{1,19}_\d{1,18})$/;
 
+// Years 1 to 9999, as the answers' timestamps show them: a time outside is no cursor this service
+// gave, and PostgreSQL would refuse it as out of range.
+const CURSOR_FIRST_US = -62_135_596_800_000_000n;
+const CURSOR_END_US = 253_402_300_800_000_000n;
+
+/** False for a cursor of the pattern whose time lies outside years 1-9999; true otherwise. */
+export function cursorTimeInRange(value: string): boolean {
+  const [atUs, id] = value.split('_');
+  return id === undefined || !/^-?\d+$/.test(atUs!) || (BigInt(atUs!) >= CURSOR_FIRST_US && BigInt(atUs!) < CURSOR_END_US);
+}
+
 const cursorOf = (position: ListPosition) => `${position.atUs}_${position.id}`;
 
 export interface AuditListPage {

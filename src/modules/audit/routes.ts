@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { routeDefiner } from '../../platform/http/route.ts';
 import { dateTime, timestamp } from '../../platform/http/schemas.ts';
 import { ACTION_PATTERN, ACTOR_KINDS, OUTCOMES } from './record.ts';
-import { LIST_CURSOR_PATTERN, LIST_SCAN_ROWS, type AuditQueries } from './queries.ts';
+import { LIST_CURSOR_PATTERN, LIST_SCAN_ROWS, type AuditQueries, cursorTimeInRange } from './queries.ts';
 import type { StoredAuditEvent } from './store.ts';
 
 const DAY_MS = 86_400_000;
@@ -31,7 +31,11 @@ const fromBeforeTo = (query: { from?: Date | undefined; to?: Date | undefined },
 const ListQuery = z
   .object({
     ...filterFields,
-    cursor: z.string().regex(LIST_CURSOR_PATTERN, 'must be a cursor returned by a previous page').optional(),
+    cursor: z
+      .string()
+      .regex(LIST_CURSOR_PATTERN, 'must be a cursor returned by a previous page')
+      .refine(cursorTimeInRange, 'must be a cursor returned by a previous page')
+      .optional(),
     limit: z.coerce.number().int().min(1).max(100).default(50),
   })
   .superRefine(fromBeforeTo);

@@ -109,3 +109,25 @@ test('a filter its index serves whole is read a page at a time, whatever the bou
     t.true(pages.every((page) => page.scanStoppedAt === undefined && (page.events.length === 40 || !page.nextCursor)));
   }
 });
+
+test.serial('a cursor far from now resumes exactly: its time is read without rounding through float8', async (t) => {
+  // 9999-12-31T23:59:59.999999Z and 0001-01-01T00:00:00.000001Z: past 2^53 microseconds from the epoch.
+  const late = '253402300799999999';
+  const early = '-62135596799999999';
+  await db.pool.query(
+    `insert into audit_events (occurred_at, actor_kind, action, outcome) values
+       ('epoch'::timestamptz + ($1::bigint / 1000000) * interval '1 second' + ($1::bigint % 1000000) * interval '1 microsecond', 'system', 'far.event', 'success'),
+       ('epoch'::timestamptz + ($2::bigint / 1000000) * interval '1 second' + ($2::bigint % 1000000) * interval '1 microsecond', 'system', 'far.event', 'success')`,
+    [late, early],
+  );
+  const queries = createAuditQueries(db.pool);
+  const pages = [];
+  let cursor: string | undefined;
+  do {
+    const page = await queries.list({ action: 'far.event' }, cursor, 1);
+    pages.push(page.events.map((event) => event.occurred_at.toISOString()));
+    cursor = page.nextCursor;
+  } while (cursor && pages.length < 5);
+  t.deepEqual(pages, [['9999-12-31T23:59:59.999Z'], ['0001-01-01T00:00:00.000Z']]);
+  t.true((await queries.list({ action: 'far.event' }, `${late}_0`, 5)).events.length === 1);
+});

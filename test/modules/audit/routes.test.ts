@@ -103,6 +103,10 @@ test('bad filters are 422 validation_failed naming the field', async (t) => {
     ['', '?action=NoDots', 'query.action'],
     ['', '?action_prefix=%25', 'query.action_prefix'],
     ['', '?cursor=abc', 'query.cursor'],
+    // Times no event can have (past year 9999 or before year 1), up to the bigint's limits.
+    ['', '?cursor=9223372036854775807_1', 'query.cursor'],
+    ['', '?cursor=-9999999999999999999_1', 'query.cursor'],
+    ['', '?action=auth.token.issued&outcome=failure&cursor=253402300800000000_5', 'query.cursor'],
     ['', '?limit=101', 'query.limit'],
   ];
   for (const [path, query, location] of cases) {
