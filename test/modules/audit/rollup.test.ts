@@ -177,34 +177,17 @@ test.serial('the retention purge itself subtracts a month it detaches: the stati
 });
 
 test('a partial day more than half inside the window is read whole from the daily rollup, less its hours outside', (t) => {
-  const iso = (value: string) => new Date(value);
-  const periods = (from: string, to: string) => {
-    const found = rollupPeriods(iso(from), iso(to));
-    return found && Object.fromEntries(Object.entries(found).map(([key, value]) => [key, value.toISOString().slice(0, 16)]));
-  };
-  t.deepEqual(periods('2026-03-01T02:10:00Z', '2026-03-05T20:05:00Z'), {
-    first: '2026-03-01T03:00',
-    end: '2026-03-05T20:00',
-    dayFrom: '2026-03-01T00:00',
-    dayTo: '2026-03-06T00:00',
-  });
-  t.deepEqual(periods('2026-03-01T20:10:00Z', '2026-03-05T03:05:00Z'), {
-    first: '2026-03-01T21:00',
-    end: '2026-03-05T03:00',
-    dayFrom: '2026-03-02T00:00',
-    dayTo: '2026-03-05T00:00',
-  });
-  t.deepEqual(periods('2026-03-01T01:30:00Z', '2026-03-01T22:00:00Z'), {
-    first: '2026-03-01T02:00',
-    end: '2026-03-01T22:00',
-    dayFrom: '2026-03-01T00:00',
-    dayTo: '2026-03-02T00:00',
-  });
-  t.deepEqual(periods('2026-03-01T08:30:00Z', '2026-03-01T13:00:00Z'), {
-    first: '2026-03-01T09:00',
-    end: '2026-03-01T13:00',
-    dayFrom: '2026-03-01T09:00',
-    dayTo: '2026-03-01T09:00',
-  });
-  t.is(periods('2026-03-01T08:10:00Z', '2026-03-01T08:50:00Z'), null);
+  // [from, to) -> [first, end) whole hours, [dayFrom, dayTo) days, as ISO minutes.
+  const cases: Array<[string, string, [string, string, string, string] | null]> = [
+    ['2026-03-01T02:10', '2026-03-05T20:05', ['2026-03-01T03:00', '2026-03-05T20:00', '2026-03-01T00:00', '2026-03-06T00:00']],
+    ['2026-03-01T20:10', '2026-03-05T03:05', ['2026-03-01T21:00', '2026-03-05T03:00', '2026-03-02T00:00', '2026-03-05T00:00']],
+    ['2026-03-01T01:30', '2026-03-01T22:00', ['2026-03-01T02:00', '2026-03-01T22:00', '2026-03-01T00:00', '2026-03-02T00:00']],
+    ['2026-03-01T08:30', '2026-03-01T13:00', ['2026-03-01T09:00', '2026-03-01T13:00', '2026-03-01T09:00', '2026-03-01T09:00']],
+    ['2026-03-01T08:10', '2026-03-01T08:50', null],
+  ];
+  for (const [from, to, expected] of cases) {
+    const found = rollupPeriods(new Date(`${from}:00Z`), new Date(`${to}:00Z`));
+    const minutes = found && [found.first, found.end, found.dayFrom, found.dayTo].map((date) => date.toISOString().slice(0, 16));
+    t.deepEqual(minutes, expected, `${from}..${to}`);
+  }
 });
