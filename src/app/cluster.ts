@@ -14,6 +14,7 @@ import { checkListenAddress } from './listenAddress.ts';
 import { watchLiveness } from './liveness.ts';
 import { DRAIN_MESSAGE, LISTENER_CLOSED_MESSAGE, STOPPED_ACCEPTING_MESSAGE } from './messages.ts';
 import { serveClusterMetrics } from './metricsServer.ts';
+import { type PodRateLimits, decideForPod } from './rateLimits.ts';
 
 const RESTART_BASE_MS = 500;
 const RESTART_MAX_MS = 30_000;
@@ -87,9 +88,14 @@ export async function runPrimary(config: Config): Promise<void> {
   const budget = connectionBudget(config);
   logger.info(
     { connections: budget, pooling: config.databasePooling },
-    `each instance opens at most ${budget.perInstance} database connections (${budget.directPerInstance} of them direct); ${config.instances} instances: ${budget.perProcess}`,
+    `each instance opens at most ${budget.perInstance} database connections (${budget.directPerInstance} of them direct)` +
+      `${budget.perPod ? `, the primary ${budget.perPod} for the pod's rate-limit decisions` : ''}; ${config.instances} instances: ${budget.perProcess}`,
   );
   await migrate(database, logger);
+  const podRateLimits: PodRateLimits | undefined =
+    config.rateLimitBatching === 'pod'
+      ? await decideForPod(database.url, { connections: config.pools.rateLimit, pooling: config.databasePooling, registry: metrics.registry })
+      : undefined;
   database.supervise({
     died: () => logger.error('embedded PostgreSQL died; restarting it'),
     restarting: (attempt, delayMs, error) =>
@@ -139,6 +145,7 @@ export async function runPrimary(config: Config): Promise<void> {
     });
     slot.worker = worker;
     liveness.watch(worker);
+    podRateLimits?.serve(worker);
     listening.delete(slot.index);
     worker.on('listening', () => {
       listening.add(slot.index);
@@ -209,6 +216,7 @@ export async function runPrimary(config: Config): Promise<void> {
     await Promise.all(exits);
     clearTimeout(deadline);
     await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+    await podRateLimits?.close();
     await database.release();
     logger.info('stopped');
     process.exit(0);

@@ -15,6 +15,11 @@ export interface Config {
   databasePooling: DatabasePooling;
   /** Connections each instance may open (ADR 0092). */
   pools: PoolSizes;
+  /**
+   * APP_RATELIMIT_BATCHING: `pod` (the primary decides for every instance it forked, in shared
+   * statements and on one decision pool) or `instance` (each instance on its own pool); ADR 0020.
+   */
+  rateLimitBatching: RateLimitBatching;
   dataDir: string;
   instances: number;
   jobWorkers: number;
@@ -49,6 +54,8 @@ export interface Config {
 }
 
 export type DatabasePooling = 'session' | 'transaction';
+
+export type RateLimitBatching = 'pod' | 'instance';
 
 export interface PoolSizes {
   /** DATABASE_POOL_SIZE: the instance's pool for requests, jobs and heartbeats. */
@@ -141,6 +148,14 @@ function databasePooling(env: Env): DatabasePooling {
   return raw;
 }
 
+function rateLimitBatching(env: Env): RateLimitBatching {
+  const raw = env.APP_RATELIMIT_BATCHING?.trim() || 'pod';
+  if (raw !== 'pod' && raw !== 'instance') {
+    throw new ConfigError('APP_RATELIMIT_BATCHING must be pod or instance');
+  }
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -195,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
       rateLimit: integer(env, 'DATABASE_RATELIMIT_POOL_SIZE', 4, 1, 64),
       taskThread: integer(env, 'DATABASE_TASK_POOL_SIZE', 3, 2, 16),
     },
+    rateLimitBatching: rateLimitBatching(env),
     dataDir: resolve(env.APP_DATA_DIR || '.data'),
     instances: integer(env, 'APP_INSTANCES', availableParallelism(), 1, 64),
     jobWorkers: integer(env, 'APP_JOB_WORKERS', 1, 0, 64),

@@ -1,7 +1,7 @@
 import { type Server } from 'node:http';
 import type client from 'prom-client';
 import { browserPages } from '../console/sites.ts';
-import type { RateLimitSettings } from '../modules/ratelimit/index.ts';
+import type { RateLimitSettings, TakeBuckets } from '../modules/ratelimit/index.ts';
 import { createClientAddressResolver } from '../platform/http/clientAddress.ts';
 import { trackConnections } from '../platform/http/connections.ts';
 import { createHttpMetrics } from '../platform/metrics/registry.ts';
@@ -36,7 +36,7 @@ const idleGraceMs = (drainTimeoutMs: number) => Math.min(5_000, drainTimeoutMs /
 /** One instance: the platform, then every module in order, then the HTTP server on the shared port. */
 export async function startInstance(
   config: Config,
-  options: { workerSlot?: string; rateLimits?: RateLimitSettings; rateLimitTimeoutMs?: number } = {},
+  options: { workerSlot?: string; rateLimits?: RateLimitSettings; rateLimitTimeoutMs?: number; rateLimitPod?: TakeBuckets } = {},
 ): Promise<RunningInstance> {
   if (!config.databaseUrl) {
     throw new Error('an instance needs DATABASE_URL; `backplane serve` sets it for its instances');

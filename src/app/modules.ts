@@ -115,8 +115,7 @@ export async function createModules(config: Config, platform: Platform, options:
       },
     });
     const rateLimits = await add(rateLimitModule, {
-      db: platform.rateLimitPool,
-      connections: config.pools.rateLimit,
+      decide: platform.rateLimitDecisions,
       limits: options.rateLimits ?? settingsRateLimits(settings.reader),
       logger,
       registry,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import client from 'prom-client';
 import type { Logger } from 'pino';
+import type { TakeBuckets } from '../modules/ratelimit/index.ts';
 import { type NotificationListener, createNotificationListener } from '../platform/db/listener.ts';
 import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
@@ -21,8 +22,11 @@ export interface Platform {
   build: BuildInfo;
   logger: Logger;
   pool: InstrumentedPool;
-  /** Reserved for rate-limit decisions, so they never queue behind other queries. */
-  rateLimitPool: InstrumentedPool;
+  /**
+   * Where rate-limit decisions are made: a pool reserved for them, so they never queue behind other
+   * queries, or the pod's primary (then this instance opens no decision connection).
+   */
+  rateLimitDecisions: { pool: InstrumentedPool; connections: number } | { pod: TakeBuckets };
   listener: NotificationListener;
   registry: Registry;
   tasks: TaskPool;
@@ -33,6 +37,8 @@ export interface Platform {
 export interface PlatformOptions {
   workerSlot?: string | undefined;
   rateLimitTimeoutMs?: number | undefined;
+  /** The pod's primary decides this instance's rate limits (a forked instance, APP_RATELIMIT_BATCHING=pod). */
+  rateLimitPod?: TakeBuckets | undefined;
 }
 
 export function openPlatform(config: Config & { databaseUrl: string }, options: PlatformOptions): Platform {
@@ -43,10 +49,9 @@ export function openPlatform(config: Config & { databaseUrl: string }, options: 
   // LISTEN and the purges' session options need PostgreSQL itself, not a transaction pooler (ADR 0092).
   const directUrl = config.databaseListenUrl ?? config.databaseUrl;
   const pool = createPool({ connectionString: config.databaseUrl, max: config.pools.main, applicationName: `backplane-${instanceId}`, pooling });
-  const rateLimitPool = openRateLimitPool(config.databaseUrl, `backplane-${instanceId}-ratelimit`, options.rateLimitTimeoutMs, {
-    connections: config.pools.rateLimit,
-    pooling,
-  });
+  const rateLimitPool = options.rateLimitPod
+    ? undefined
+    : openRateLimitPool(config.databaseUrl, `backplane-${instanceId}-ratelimit`, options.rateLimitTimeoutMs, { connections: config.pools.rateLimit, pooling });
   const listener = createNotificationListener(directUrl, logger);
   const registry = createRegistry(options.workerSlot ?? '0');
   registerPoolMetrics(registry, pool);
@@ -71,7 +76,7 @@ export function openPlatform(config: Config & { databaseUrl: string }, options: 
     build,
     logger,
     pool,
-    rateLimitPool,
+    rateLimitDecisions: rateLimitPool ? { pool: rateLimitPool, connections: config.pools.rateLimit } : { pod: options.rateLimitPod! },
     listener,
     registry,
     tasks,
@@ -79,7 +84,7 @@ export function openPlatform(config: Config & { databaseUrl: string }, options: 
       await tasks.close();
       await listener.close();
       await pool.end().catch(() => undefined);
-      await rateLimitPool.end().catch(() => undefined);
+      await rateLimitPool?.end().catch(() => undefined);
     },
   };
 }

@@ -1,6 +1,11 @@
+import type { Worker } from 'node:cluster';
+import type client from 'prom-client';
 import { type AttemptLimits, normalizeEmail } from '../modules/auth/index.ts';
 import {
   DEFAULT_DECISION_TIMEOUT_MS,
+  createPodDecisions,
+  createStatementMetrics,
+  isPodTake,
   LIMITER_NAMES,
   type LimiterName,
   type RateLimitSettings,
@@ -12,7 +17,7 @@ import {
 import type { SettingsReader } from '../modules/settings/index.ts';
 import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
 
-/** Connections each instance reserves for rate-limit decisions by default (DATABASE_RATELIMIT_POOL_SIZE): the statements it keeps in flight. */
+/** Connections reserved for rate-limit decisions by default (DATABASE_RATELIMIT_POOL_SIZE), by the pod's primary or each instance: the statements kept in flight. */
 export const RATE_LIMIT_CONNECTIONS = 4;
 
 export interface RateLimitPoolOptions {
@@ -46,6 +51,34 @@ export function openRateLimitPool(
     // The decision statement's plan does not depend on its arrays; replanning it cost 4x the work.
     sessionSettings: { plan_cache_mode: 'force_generic_plan' },
   });
+}
+
+export interface PodRateLimits {
+  /** Answers this instance's rate-limit batches (its IPC messages) from now on. */
+  serve(worker: Worker): void;
+  close(): Promise<void>;
+}
+
+/**
+ * In the primary (APP_RATELIMIT_BATCHING=pod): one decision pool for the whole pod, whose
+ * statements carry every instance's keys. An instance keeps its own bound on a decision and
+ * decides alone past it, so a primary that does not answer in time counts as a database that does not.
+ */
+export async function decideForPod(databaseUrl: string, options: RateLimitPoolOptions & { connections: number; registry: client.Registry }): Promise<PodRateLimits> {
+  const pool = openRateLimitPool(databaseUrl, 'backplane-primary-ratelimit', DEFAULT_DECISION_TIMEOUT_MS, options);
+  const decisions = createPodDecisions({ db: pool, maxInFlight: options.connections, sent: createStatementMetrics(options.registry) });
+  // Opened now, so the first decisions do not pay for it; a database not up yet is retried by the decisions themselves.
+  await Promise.all(Array.from({ length: options.connections }, () => pool.query('select 1').catch(() => undefined)));
+  return {
+    serve(worker) {
+      worker.on('message', (message: unknown) => {
+        if (isPodTake(message)) {
+          decisions.take(message, (answer) => worker.isConnected() && worker.send(answer, () => undefined));
+        }
+      });
+    },
+    close: () => pool.end().catch(() => undefined),
+  };
 }
 
 /**

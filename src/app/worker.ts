@@ -1,3 +1,4 @@
+import { DEFAULT_DECISION_TIMEOUT_MS, type PodChannel, podBuckets } from '../modules/ratelimit/index.ts';
 import type { Config } from './config.ts';
 import { DRAIN_MESSAGE, LISTENER_CLOSED_MESSAGE, STOPPED_ACCEPTING_MESSAGE } from './messages.ts';
 import { startInstance } from './instance.ts';
@@ -11,7 +12,9 @@ export async function runWorker(config: Config): Promise<void> {
     drainOrdered ||= message === DRAIN_MESSAGE;
   };
   process.on('message', orderDrain);
-  const instance = await startInstance(config, { workerSlot: process.env.BACKPLANE_WORKER_SLOT ?? '0' });
+  // The primary decides every instance's rate limits in shared statements (ADR 0020, amendment 2026-11-25).
+  const rateLimitPod = config.rateLimitBatching === 'pod' ? podBuckets(process as unknown as PodChannel, 2 * DEFAULT_DECISION_TIMEOUT_MS) : undefined;
+  const instance = await startInstance(config, { workerSlot: process.env.BACKPLANE_WORKER_SLOT ?? '0', rateLimitPod });
   process.off('message', orderDrain);
   reportMetricsToPrimary(instance.registry);
   // The primary answers once no instance accepts on the port; a primary gone cannot hand out connections either.

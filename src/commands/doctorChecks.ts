@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { renderApiFiles } from '../app/apiFiles.ts';
 import { type Config, ConfigError, loadConfig } from '../app/config.ts';
+import { connectionBudget } from '../app/connectionBudget.ts';
 import { MIN_SERVER_VERSION_NUM } from '../app/database.ts';
 import { type JobsServiceDeps, describeJobs } from '../modules/jobs/index.ts';
 import { selectInstances } from '../modules/releases/index.ts';
@@ -39,8 +40,6 @@ const ok = (message: string) => ({ status: 'ok' as const, message });
 const warn = (message: string) => ({ status: 'warn' as const, message });
 const fail = (message: string) => ({ status: 'fail' as const, message });
 
-// Each instance holds at most its request pool (10), the limiter's pool (4) and one LISTEN connection.
-export const CONNECTIONS_PER_INSTANCE = 10 + 4 + 1;
 const SKEW_WARN_MS = 1_000;
 const SKEW_FAIL_MS = 5_000;
 const ALONE_FAIL_SECONDS = 300;
@@ -146,7 +145,9 @@ export const poolSizeCheck: Check = {
     );
     const running = (await selectInstances(pool, { staleAfterSeconds: 3 * config.heartbeatSeconds, afterId: undefined, running: true, limit: 200 })).length;
     const instances = Math.max(config.instances, running);
-    const needed = instances * CONNECTIONS_PER_INSTANCE;
+    // Pods of APP_INSTANCES instances each, every pod's primary with its decision pool when it decides for them.
+    const budget = connectionBudget(config);
+    const needed = instances * budget.perInstance + Math.ceil(instances / config.instances) * budget.perPod;
     const available = rows[0]!.max - rows[0]!.reserved;
     const text = `${instances} instance(s) may hold ${needed} connections; the database allows ${available} (max_connections ${rows[0]!.max})`;
     if (needed > available) {

@@ -23,6 +23,7 @@ for (const [name, value] of [
   ['DATABASE_RATELIMIT_POOL_SIZE', '0'],
   ['DATABASE_TASK_POOL_SIZE', '1'],
   ['DATABASE_POOLING', 'statement'],
+  ['APP_RATELIMIT_BATCHING', 'cluster'],
 ] as const) {
   test(`an invalid ${name} stops start-up naming the variable`, (t) => {
     const error = t.throws(() => loadConfig({ [name]: value }), { instanceOf: ConfigError });
@@ -47,8 +48,14 @@ test('transaction pooling needs a direct URL for LISTEN, named in the message', 
 });
 
 test('the connection budget adds the pools, LISTEN and the purges of an instance that runs jobs', (t) => {
-  t.like(connectionBudget(loadConfig({ APP_INSTANCES: '2', APP_TASK_THREADS: '2' })), { perInstance: 10 + 4 + 1 + 6, directPerInstance: 7, perProcess: 42 });
-  t.like(connectionBudget(loadConfig({ APP_INSTANCES: '1', APP_JOB_WORKERS: '0' })), { perInstance: 15, tasks: 0 });
+  // The pod's primary holds the decision pool for all its instances.
+  t.like(connectionBudget(loadConfig({ APP_INSTANCES: '2', APP_TASK_THREADS: '2' })), { perInstance: 10 + 1 + 6, directPerInstance: 7, perPod: 4, perProcess: 38 });
+  t.like(connectionBudget(loadConfig({ APP_INSTANCES: '1', APP_JOB_WORKERS: '0' })), { perInstance: 11, tasks: 0, perPod: 4 });
+  t.like(connectionBudget(loadConfig({ APP_INSTANCES: '2', APP_TASK_THREADS: '2', APP_RATELIMIT_BATCHING: 'instance' })), {
+    perInstance: 10 + 4 + 1 + 6,
+    perPod: 0,
+    perProcess: 42,
+  });
 });
 
 test('metrics are never served on the API port', (t) => {

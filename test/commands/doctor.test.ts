@@ -109,7 +109,7 @@ test('pool size: ok for one instance; fail when the instances need more connecti
   t.is((await check(poolSizeCheck, { config })).status, 'ok');
   const result = await check(poolSizeCheck, { config: { ...config, instances: 64 } });
   t.is(result.status, 'fail');
-  t.regex(result.message, /64 instance\(s\) may hold 960 connections/);
+  t.regex(result.message, /64 instance\(s\) may hold 1092 connections/);
 });
 
 test.serial('instances: warn with none running, ok with one version, warn on mixed versions', async (t) => {

@@ -6,13 +6,15 @@ import { rateLimitStatuses } from './errors.ts';
 import { createRateLimiter } from './limiter.ts';
 import type { LimiterName, RateLimitSettings } from './limiters.ts';
 import { limitRequestsPerAddress, refuseKnownFloods } from './middleware.ts';
-import type { StatementRunner } from './store.ts';
+import type { StatementRunner, TakeBuckets } from './store.ts';
 
 export interface RateLimitNeeds {
-  /** A pool reserved for decisions, so they never wait behind other queries for a connection. */
-  db: StatementRunner;
-  /** Its size: statements in flight at once. */
-  connections: number;
+  /**
+   * Where decisions are made: `pool`, reserved for them so they never wait behind other queries for
+   * a connection (`connections` is its size: statements in flight at once); or `pod`, the primary
+   * of a `backplane serve` deciding for all its instances (ADR 0020, amendment 2026-11-25).
+   */
+  decide: { pool: StatementRunner; connections: number } | { pod: TakeBuckets };
   limits: RateLimitSettings;
   logger: Logger;
   registry: Registry;
@@ -36,6 +38,10 @@ export { ratelimitCleanupJob } from './cleanupJob.ts';
 export { rateLimitStatuses, RateLimitError } from './errors.ts';
 export { rateLimitHeaders, retryAfterSeconds } from './headers.ts';
 export { DEFAULT_DECISION_TIMEOUT_MS, createRateLimiter, type RateLimiter } from './limiter.ts';
+export { createStatementMetrics } from './metrics.ts';
+export { podBuckets, type PodChannel } from './podClient.ts';
+export { createPodDecisions, isPodTake, type PodDecisions } from './podDecisions.ts';
+export type { TakeBuckets } from './store.ts';
 export { DEFAULT_RATE_LIMITS, LIMITER_NAMES, addressKey, mfaChangeKey, signInKey, type LimiterName, type RateLimitSettings } from './limiters.ts';
 export { countsPerAddress, limitRequestsPerAddress, spendAttempt, type SpentAttempt } from './middleware.ts';
 export type { Decision, LimitSource, RateLimit } from './rules.ts';
@@ -47,15 +53,20 @@ export const rateLimitModule = defineModule({
   statuses: rateLimitStatuses,
   create(needs: RateLimitNeeds) {
     const limiter = createRateLimiter<LimiterName>({
-      db: needs.db,
+      // Through the pod, each turn's takes leave at once: the primary batches them with the other instances'.
+      ...('pod' in needs.decide
+        ? { take: needs.decide.pod, maxInFlight: 64, parallelBatchKeys: 1, batchWindowMs: 0 }
+        : { db: needs.decide.pool, maxInFlight: needs.decide.connections }),
       limits: needs.limits,
       logger: needs.logger,
       registry: needs.registry,
-      maxInFlight: needs.connections,
       decisionTimeoutMs: needs.decisionTimeoutMs,
       liveInstances: needs.liveInstances,
     });
-    void limiter.warm();
+    // The pod's primary warms the pod's connections itself.
+    if ('pool' in needs.decide) {
+      void limiter.warm();
+    }
     const readinessCheck: RateLimitReadinessCheck = {
       name: 'ratelimit',
       failure: 'rate limits are decided by this instance alone, with its share of each limit, until the database decides in time again',

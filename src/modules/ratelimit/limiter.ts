@@ -6,13 +6,15 @@ import { AloneMode, decideAlone } from './alone.ts';
 import { type Deadlined, DeadlineQueue } from './deadlines.ts';
 import { KnownBlocks } from './knownBlocks.ts';
 import { LocalBuckets } from './localBuckets.ts';
-import { type FallbackReason, createRateLimitMetrics } from './metrics.ts';
+import { type FallbackReason, createRateLimitMetrics, createStatementMetrics } from './metrics.ts';
 import { type Decision, type GcraRule, type LimitSource, type RateLimit, describeDecision, gcraRule, sameLimit } from './rules.ts';
-import { type BucketOutcome, type StatementRunner, takeFromBuckets } from './store.ts';
+import { type BucketOutcome, type StatementRunner, type TakeBuckets, poolBuckets } from './store.ts';
 
 export interface RateLimiterOptions<N extends string> {
   /** A pool reserved for decisions; its size is the number of statements in flight. */
-  db: StatementRunner;
+  db?: StatementRunner;
+  /** Instead of `db`: where batches are decided, such as the pod's primary (podDecisions.ts). */
+  take?: TakeBuckets;
   /** Each limiter's limit, read on every decision. */
   limits: Record<N, LimitSource>;
   logger: Logger;
@@ -110,6 +112,11 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   const retryDatabaseAfterMs = options.retryDatabaseAfterMs ?? 1_000;
   const batchWindowMs = options.batchWindowMs ?? 4;
   const metrics = createRateLimitMetrics(options.registry, liveInstances);
+  if (!options.take && !options.db) {
+    throw new Error('a rate limiter needs a pool or a decider');
+  }
+  // Whoever runs the statements counts their keys: this instance on its own pool, or the pod's primary.
+  const take = options.take ?? poolBuckets(options.db!, createStatementMetrics(options.registry));
   const states = new Map<string, LimiterState>();
   for (const name of Object.keys(options.limits) as N[]) {
     const limit = options.limits[name]();
@@ -176,7 +183,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   };
 
   const alone = new AloneMode({
-    probe: () => withTimeout(takeFromBuckets(options.db, PROBE_RULE, [], []), timeoutMs),
+    probe: () => withTimeout(take('probe', PROBE_RULE, [], []), timeoutMs),
     retryMs: retryDatabaseAfterMs,
     began: (since) => metrics.alone(since),
     ended: (since) => {
@@ -214,12 +221,12 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
 
   const settleBatch = (state: LimiterState, rule: GcraRule, batch: PendingKey[], outcomes: BucketOutcome[], sentAt: number) => {
     batch.forEach((entry, index) => {
-      const { admitted, usedUs } = outcomes[index]!;
+      const { admitted, usedUs, before } = outcomes[index]!;
       entry.waiters.forEach((waiter, order) => {
         if (waiter.settled) {
           return;
         }
-        const position = entry.owed + order;
+        const position = before + entry.owed + order;
         const allowed = position < admitted;
         // The k-th admitted hit of a key left the bucket (admitted - k) intervals emptier than the last.
         const used = allowed ? usedUs - (admitted - 1 - position) * rule.intervalUs : usedUs;
@@ -259,12 +266,11 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     }
     batch.sort((a, b) => Buffer.compare(a.key, b.key));
     const rule = state.rule;
-    metrics.sent(state.name, batch.length);
     const sentAt = performance.now();
     inFlight += 1;
     const keys = batch.map((entry) => entry.key);
     const hits = batch.map((entry) => entry.owed + entry.waiters.length);
-    takeFromBuckets(options.db, rule, keys, hits)
+    take(state.name, rule, keys, hits)
       .then(
         (outcomes) => {
           alone.answered();
@@ -332,7 +338,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   return {
     aloneSince: () => alone.since,
     async warm() {
-      await Promise.all(Array.from({ length: maxInFlight }, () => takeFromBuckets(options.db, PROBE_RULE, [], []).catch(() => undefined)));
+      await Promise.all(Array.from({ length: maxInFlight }, () => take('probe', PROBE_RULE, [], []).catch(() => undefined)));
     },
     refusedFromMemory(name, key) {
       return refuse(stateOf(name), key);

@@ -7,8 +7,6 @@ export type FallbackReason = 'timeout' | 'error';
 export interface RateLimitMetrics {
   decided(limiter: string, allowed: boolean, source: DecisionSource): void;
   fellBack(limiter: string, reason: FallbackReason): void;
-  /** One statement sent to the database deciding `keys` keys. */
-  sent(limiter: string, keys: number): void;
   /** This instance began deciding alone at `since`, or (undefined) the database decides again. */
   alone(since: Date | undefined): void;
 }
@@ -16,7 +14,7 @@ export interface RateLimitMetrics {
 /** Decision and fallback counters; label values come only from code (limiter names). */
 export function createRateLimitMetrics(registry: Registry | undefined, liveInstances: () => number | undefined = () => undefined): RateLimitMetrics {
   if (!registry) {
-    return { decided: () => undefined, fellBack: () => undefined, sent: () => undefined, alone: () => undefined };
+    return { decided: () => undefined, fellBack: () => undefined, alone: () => undefined };
   }
   // Decisions are tallied in plain numbers and handed to the counter when it is collected: prom-client
   // resolves and validates labels on every inc, which cost a refused request more than its decision.
@@ -39,14 +37,6 @@ export function createRateLimitMetrics(registry: Registry | undefined, liveInsta
     name: 'backplane_ratelimit_fallbacks_total',
     help: 'Decisions made by the local fallback because the database failed or was too slow',
     labelNames: ['limiter', 'reason'],
-    registers: [registry],
-  });
-  // Keys per statement: how well concurrent decisions are coalesced (the database's cost is per statement).
-  const statementKeys = new client.Histogram({
-    name: 'backplane_ratelimit_statement_keys',
-    help: 'Keys decided by one rate-limit statement, by limiter',
-    labelNames: ['limiter'],
-    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
     registers: [registry],
   });
   const aloneSince = new client.Gauge({
@@ -75,6 +65,24 @@ export function createRateLimitMetrics(registry: Registry | undefined, liveInsta
       }
     },
     fellBack: (limiter, reason) => fallbacks.inc({ limiter, reason }),
-    sent: (limiter, keys) => statementKeys.observe({ limiter }, keys),
   };
+}
+
+/**
+ * Keys per statement: how well concurrent decisions are coalesced (the database's cost is per
+ * statement). Registered by whoever sends the statements: an instance on its own pool, or the pod's
+ * primary deciding for its instances; returns the function that records one statement.
+ */
+export function createStatementMetrics(registry: Registry | undefined): (limiter: string, keys: number) => void {
+  if (!registry) {
+    return () => undefined;
+  }
+  const statementKeys = new client.Histogram({
+    name: 'backplane_ratelimit_statement_keys',
+    help: 'Keys decided by one rate-limit statement, by limiter',
+    labelNames: ['limiter'],
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+    registers: [registry],
+  });
+  return (limiter, keys) => statementKeys.observe({ limiter }, keys);
 }

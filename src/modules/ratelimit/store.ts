@@ -16,7 +16,18 @@ export interface BucketOutcome {
   admitted: number;
   /** How far the bucket's TAT lies ahead of the database clock after the decision, in µs. */
   usedUs: number;
+  /**
+   * Hits of the same key counted ahead of these in the statement: other instances' of the pod, when
+   * its primary decided them together (podDecisions.ts); 0 when this instance sent the statement.
+   */
+  before: number;
 }
+
+/**
+ * Decides a batch of one limiter's keys under `rule`: takeFromBuckets on the instance's own pool,
+ * or the pod's primary, which merges every instance's batches into its statements.
+ */
+export type TakeBuckets = (limiter: string, rule: BucketRule, keys: Buffer[], hits: number[]) => Promise<BucketOutcome[]>;
 
 // One call decides a whole batch. Per key: hits are capped at the burst and carried into
 // the upsert as the TAT a new bucket would get; on conflict the locked row admits as many as fit
@@ -42,5 +53,15 @@ export async function takeFromBuckets(db: StatementRunner, rule: BucketRule, key
     text: takeSql,
     values: [keys, hits, rule.burst, rule.intervalUs, rule.intervalUs * rule.burst],
   });
-  return result.rows.map((row) => ({ admitted: row.admitted, usedUs: Number(row.used_us) }));
+  return result.rows.map((row) => ({ admitted: row.admitted, usedUs: Number(row.used_us), before: 0 }));
+}
+
+/** Batches decided on this instance's own pool, one statement each; `sent` counts their keys. */
+export function poolBuckets(db: StatementRunner, sent: (limiter: string, keys: number) => void): TakeBuckets {
+  return (limiter, rule, keys, hits) => {
+    if (keys.length > 0) {
+      sent(limiter, keys.length);
+    }
+    return takeFromBuckets(db, rule, keys, hits);
+  };
 }

@@ -1,0 +1,206 @@
+import type { BucketOutcome, BucketRule, StatementRunner } from './store.ts';
+import { takeFromBuckets } from './store.ts';
+
+/** An instance's batch, sent to its pod's primary: keys are SHA-256 digests in hex. */
+export interface PodTakeMessage {
+  type: 'backplane:ratelimit:take';
+  id: number;
+  limiter: string;
+  rule: BucketRule;
+  keys: string[];
+  hits: number[];
+}
+
+/** The primary's answer: one outcome per key of the batch, or why the statement failed. */
+export interface PodTakenMessage {
+  type: 'backplane:ratelimit:taken';
+  id: number;
+  outcomes?: BucketOutcome[];
+  error?: string;
+}
+
+export interface PodDecisionOptions {
+  /** The pod's decision pool; its size is the statements in flight. */
+  db: StatementRunner;
+  maxInFlight: number;
+  /** Records one statement's keys (backplane_ratelimit_statement_keys). */
+  sent(limiter: string, keys: number): void;
+  maxBatchKeys?: number;
+  parallelBatchKeys?: number;
+  batchWindowMs?: number;
+}
+
+export interface PodDecisions {
+  /** Decides one instance's batch with every other instance's of the same limiter and rule; `reply` gets the answer once. */
+  take(message: PodTakeMessage, reply: (answer: PodTakenMessage) => void): void;
+}
+
+interface Batch {
+  message: PodTakeMessage;
+  reply(answer: PodTakenMessage): void;
+  outcomes: BucketOutcome[];
+  /** Keys of this batch not decided yet. */
+  waiting: number;
+  answered: boolean;
+}
+
+/** One key as every instance asked for it: their hits in arrival order. */
+interface MergedKey {
+  key: Buffer;
+  hits: number;
+  parts: Array<{ batch: Batch; index: number; before: number }>;
+}
+
+interface Group {
+  limiter: string;
+  rule: BucketRule;
+  pending: Map<string, MergedKey>;
+}
+
+export const isPodTake = (message: unknown): message is PodTakeMessage =>
+  typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'backplane:ratelimit:take';
+
+const DIGEST_HEX = /^[0-9a-f]{64}$/;
+const count = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+
+/** Instances are this code, but one malformed batch must not fail the statement it would join. */
+function wellFormed(message: PodTakeMessage): boolean {
+  const { rule, keys, hits } = message;
+  return (
+    typeof message.limiter === 'string' &&
+    count(rule?.intervalUs) &&
+    count(rule?.burst) &&
+    Array.isArray(keys) &&
+    Array.isArray(hits) &&
+    keys.length === hits.length &&
+    keys.every((key) => typeof key === 'string' && DIGEST_HEX.test(key)) &&
+    hits.every(count) &&
+    new Set(keys).size === keys.length
+  );
+}
+
+/**
+ * The pod's rate-limit decisions, run by the cluster primary for every instance it forked. The
+ * database's cost is per statement (ADR 0020, amendment 2026-11-25), so batches from all instances
+ * of one limiter merge into one statement: a key asked by two instances is one row update whose
+ * admitted hits go to the first asker's hits first. The policy is the instance limiter's own: a
+ * statement leaves at once when none is in flight, a second one only when many keys wait, and
+ * after a statement of several keys the next waits `batchWindowMs` for the clients just answered.
+ */
+export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
+  const maxBatchKeys = options.maxBatchKeys ?? 1_000;
+  const parallelBatchKeys = options.parallelBatchKeys ?? 32;
+  const batchWindowMs = options.batchWindowMs ?? 4;
+  const groups = new Map<string, Group>();
+  let inFlight = 0;
+  let flushScheduled = false;
+
+  const answer = (batch: Batch, reply: Omit<PodTakenMessage, 'type' | 'id'>) => {
+    if (!batch.answered) {
+      batch.answered = true;
+      batch.reply({ type: 'backplane:ratelimit:taken', id: batch.message.id, ...reply });
+    }
+  };
+
+  const send = (group: Group) => {
+    const merged: MergedKey[] = [];
+    for (const [hex, entry] of group.pending) {
+      group.pending.delete(hex);
+      merged.push(entry);
+      if (merged.length >= maxBatchKeys) {
+        break;
+      }
+    }
+    // Sorted keys lock rows in one order in every statement: concurrent statements cannot deadlock.
+    merged.sort((a, b) => Buffer.compare(a.key, b.key));
+    options.sent(group.limiter, merged.length);
+    inFlight += 1;
+    const keys = merged.map((entry) => entry.key);
+    const hits = merged.map((entry) => entry.hits);
+    takeFromBuckets(options.db, group.rule, keys, hits)
+      .then(
+        (outcomes) => {
+          merged.forEach((entry, index) => {
+            const { admitted, usedUs } = outcomes[index]!;
+            for (const part of entry.parts) {
+              part.batch.outcomes[part.index] = { admitted, usedUs, before: part.before };
+              part.batch.waiting -= 1;
+              if (part.batch.waiting === 0) {
+                answer(part.batch, { outcomes: part.batch.outcomes });
+              }
+            }
+          });
+        },
+        (error: unknown) => {
+          const reason = error instanceof Error ? error.message : String(error);
+          merged.forEach((entry) => entry.parts.forEach((part) => answer(part.batch, { error: reason })));
+        },
+      )
+      .finally(() => {
+        inFlight -= 1;
+        scheduleFlush(merged.length > 1 ? batchWindowMs : 0);
+      });
+  };
+
+  const flush = () => {
+    flushScheduled = false;
+    for (const group of groups.values()) {
+      while (group.pending.size > 0 && inFlight < options.maxInFlight && (inFlight === 0 || group.pending.size >= parallelBatchKeys)) {
+        send(group);
+      }
+    }
+  };
+
+  const scheduleFlush = (waitMs = 0) => {
+    if (flushScheduled) {
+      return;
+    }
+    flushScheduled = true;
+    if (waitMs > 0) {
+      setTimeout(flush, waitMs);
+    } else {
+      setImmediate(flush);
+    }
+  };
+
+  const groupOf = (limiter: string, rule: BucketRule): Group => {
+    // A limit changed in the settings reaches instances one by one: each rule has statements of its own.
+    const id = `${limiter}\0${rule.intervalUs}\0${rule.burst}`;
+    let group = groups.get(id);
+    if (!group) {
+      group = { limiter, rule: { intervalUs: rule.intervalUs, burst: rule.burst }, pending: new Map() };
+      groups.set(id, group);
+    }
+    return group;
+  };
+
+  return {
+    take(message, reply) {
+      const batch: Batch = { message, reply, outcomes: [], waiting: 0, answered: false };
+      if (!wellFormed(message)) {
+        answer(batch, { error: 'malformed rate-limit batch' });
+        return;
+      }
+      batch.waiting = message.keys.length;
+      if (message.keys.length === 0) {
+        // A probe or a warm-up: whether the database answers, through this pod's own connections.
+        takeFromBuckets(options.db, message.rule, [], []).then(
+          () => answer(batch, { outcomes: [] }),
+          (error: unknown) => answer(batch, { error: error instanceof Error ? error.message : String(error) }),
+        );
+        return;
+      }
+      const group = groupOf(message.limiter, message.rule);
+      message.keys.forEach((hex, index) => {
+        let entry = group.pending.get(hex);
+        if (!entry) {
+          entry = { key: Buffer.from(hex, 'hex'), hits: 0, parts: [] };
+          group.pending.set(hex, entry);
+        }
+        entry.parts.push({ batch, index, before: entry.hits });
+        entry.hits += message.hits[index]!;
+      });
+      scheduleFlush();
+    },
+  };
+}
