@@ -31,7 +31,8 @@ export interface ScenarioResult {
 export interface Scenario {
   server: string;
   scenario: string;
-  url: string;
+  /** Where requests go; several (pods behind a load balancer) share the connections and the rate evenly. */
+  url: string | string[];
   clients: string[];
   /** POST path; a non-GET /auth path goes through the per-address limit. */
   path?: string;
@@ -39,8 +40,8 @@ export interface Scenario {
   connections: number;
   /** The limit, to compute what GCRA allows; null when nothing limits (the bare route). */
   limit: { limit: number; periodSeconds: number } | null;
-  /** Process-tree roots whose CPU time the run reports. */
-  pids: { server: number; database: number };
+  /** Process-tree roots whose CPU time the run reports (every pod's, for several servers). */
+  pids: { server: number | number[]; database: number };
   /** Requests per second offered over all connections; as fast as answered unless given. */
   rate?: number;
   /** Started with the load and awaited with it (pausing the database in the middle of a flood). */
@@ -48,47 +49,53 @@ export interface Scenario {
 }
 
 export async function runScenario(options: Scenario): Promise<ScenarioResult> {
-  if (!options.url.startsWith('http://127.0.0.1:')) {
+  const urls = Array.isArray(options.url) ? options.url : [options.url];
+  if (!urls.every((url) => url.startsWith('http://127.0.0.1:'))) {
     throw new Error('benchmarks only target 127.0.0.1');
   }
+  const servers = Array.isArray(options.pids.server) ? options.pids.server : [options.pids.server];
   const admitted = new Map<string, number>();
   let refused = 0;
   let next = 0;
-  const cpuBefore = treeTicks([options.pids.server, options.pids.database]);
+  const cpuBefore = treeTicks([...servers, options.pids.database]);
   const ownBefore = ownCpuMs();
   const started = performance.now();
-  const load = autocannon({
-    url: options.url,
-    connections: options.connections,
-    duration: options.seconds,
-    ...(options.rate ? { overallRate: options.rate } : {}),
-    requests: [
-      {
-        method: 'POST',
-        path: options.path ?? LIMITED_PATH,
-        setupRequest: (request, context) => {
-          const client = options.clients[next % options.clients.length]!;
-          next += 1;
-          (context as { client?: string }).client = client;
-          return { ...request, headers: { ...request.headers, 'x-forwarded-for': client } };
+  // One load generator per target, each with its share; clients are taken in turn by all of them.
+  const loads = urls.map((url) =>
+    autocannon({
+      url,
+      connections: Math.max(1, Math.round(options.connections / urls.length)),
+      duration: options.seconds,
+      ...(options.rate ? { overallRate: options.rate / urls.length } : {}),
+      requests: [
+        {
+          method: 'POST',
+          path: options.path ?? LIMITED_PATH,
+          setupRequest: (request, context) => {
+            const client = options.clients[next % options.clients.length]!;
+            next += 1;
+            (context as { client?: string }).client = client;
+            return { ...request, headers: { ...request.headers, 'x-forwarded-for': client } };
+          },
+          onResponse: (status, _body, context) => {
+            const client = (context as { client?: string }).client ?? '?';
+            if (status === 429) {
+              refused += 1;
+            } else if (status < 500) {
+              admitted.set(client, (admitted.get(client) ?? 0) + 1);
+            }
+          },
         },
-        onResponse: (status, _body, context) => {
-          const client = (context as { client?: string }).client ?? '?';
-          if (status === 429) {
-            refused += 1;
-          } else if (status < 500) {
-            admitted.set(client, (admitted.get(client) ?? 0) + 1);
-          }
-        },
-      },
-    ],
-  });
-  const [result] = await Promise.all([load, options.alongside?.()]);
+      ],
+    }),
+  );
+  const [results] = await Promise.all([Promise.all(loads), options.alongside?.()]);
+  const result = combine(results);
   const elapsedSeconds = (performance.now() - started) / 1000;
-  const cpuAfter = treeTicks([options.pids.server, options.pids.database]);
+  const cpuAfter = treeTicks([...servers, options.pids.database]);
   const per1000 = (ms: number) => Number(((ms * 1000) / Math.max(1, result.requests.total)).toFixed(1));
   const cpuMsPer1000 = {
-    server: per1000(cpuMsBetween(cpuBefore, cpuAfter, options.pids.server)),
+    server: per1000(servers.reduce((sum, pid) => sum + cpuMsBetween(cpuBefore, cpuAfter, pid), 0)),
     database: per1000(cpuMsBetween(cpuBefore, cpuAfter, options.pids.database)),
     loadGenerator: per1000(ownCpuMs() - ownBefore),
   };
@@ -111,5 +118,27 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
     overAdmissions,
     errors: result.errors + result.timeouts + (result['5xx'] ?? 0),
     cpuMsPer1000,
+  };
+}
+
+/** Several runs side by side as one: totals summed, latencies those of the slowest target (an upper bound). */
+function combine(results: autocannon.Result[]): autocannon.Result {
+  if (results.length === 1) {
+    return results[0]!;
+  }
+  const first = results[0]!;
+  const total = (pick: (result: autocannon.Result) => number) => results.reduce((sum, result) => sum + pick(result), 0);
+  return {
+    ...first,
+    duration: Math.max(...results.map((result) => result.duration)),
+    errors: total((result) => result.errors),
+    timeouts: total((result) => result.timeouts),
+    '5xx': total((result) => result['5xx'] ?? 0),
+    requests: { ...first.requests, total: total((result) => result.requests.total) },
+    latency: {
+      ...first.latency,
+      p50: Math.max(...results.map((result) => result.latency.p50)),
+      p99: Math.max(...results.map((result) => result.latency.p99)),
+    },
   };
 }

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { freePort, openEmbeddedDatabase } from '../../src/platform/db/embedded.ts';
 import { migrateUp } from '../../src/platform/db/migrations.ts';
 import { createPool } from '../../src/platform/db/pool.ts';
@@ -37,6 +38,22 @@ export async function startDatabase(durable: boolean, packagePrefix?: string): P
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Pays what the previous run left behind before the next one is measured: its dead rows and new
+ * buckets vacuumed and analysed (autovacuum would do it at some moment of a later run), its dirty
+ * pages written out.
+ */
+export async function settleDatabase(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('vacuum (analyze)');
+    await client.query('checkpoint');
+  } finally {
+    await client.end();
+  }
 }
 
 export interface Server extends Stoppable {

@@ -12,10 +12,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { type Scenario, type ScenarioResult, runScenario } from './load.ts';
 import { benchPostgres } from './postgres.ts';
-import { type Server, pauseTree, root, startDatabase, startScript, startService, withBusyCores } from './processes.ts';
+import { type Server, pauseTree, root, settleDatabase, startDatabase, startScript, startService, withBusyCores } from './processes.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? '10');
 const rounds = Math.min(5, Number(process.env.BENCH_ROUNDS ?? '3'));
@@ -83,17 +82,6 @@ function summariseMetrics(lines: string[]): Record<string, number> {
     }
   }
   return totals;
-}
-
-/** Writes out what the previous run left dirty, so its I/O does not land on the next one. */
-async function settleDatabase(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('checkpoint');
-  } finally {
-    await client.end();
-  }
 }
 
 async function run(

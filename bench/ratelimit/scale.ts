@@ -1,7 +1,11 @@
 // BENCH_SCENARIOS=scale npm run bench -- ratelimit: the shared limit at one fixed offered load
 // (BENCH_RATE requests/s; 400 by default, what the baseline keeps up with on a loaded 2-core
 // machine) spread over 2, 4, 8 and 16 instances (BENCH_INSTANCES), backplane against Koa +
-// RateLimiterPostgres on as many workers, one server at a time on a fresh start. 10,000 clients
+// RateLimiterPostgres on as many workers, one server at a time on a fresh start. Backplane runs
+// each count as one pod (one `backplane serve`, whose primary batches every instance's
+// decisions), as one pod batching per instance (APP_RATELIMIT_BATCHING=instance, as before
+// 2026-11-25), and at the largest count also as 4 and 8 pods (BENCH_POD_SPLITS) with the load
+// spread over them, as a load balancer would. 10,000 clients
 // under their limit and one flooding client (every 11th request) from the trusted loopback proxy.
 // The figure that matters at scale is PostgreSQL's CPU per decision (its process tree's, from
 // /proc): batches shrink as the same load spreads over more instances. Goals (issue 16): at 16
@@ -18,7 +22,7 @@ import { join } from 'node:path';
 import { cpuMsBetween, treeTicks } from './cpu.ts';
 import { type ScenarioResult, runScenario } from './load.ts';
 import { benchPostgres } from './postgres.ts';
-import { type Server, root, startDatabase, startScript, startService } from './processes.ts';
+import { type Server, root, settleDatabase, startDatabase, startScript, startService } from './processes.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? '8');
 const rate = Number(process.env.BENCH_RATE ?? '400');
@@ -36,9 +40,9 @@ function clients(target: number, block: number): string[] {
   );
 }
 
-/** The service's statements and decisions by source, summed over its workers. */
-async function limiterCounters(server: Server): Promise<Record<string, number>> {
-  const text = await (await fetch(server.metricsUrl!)).text();
+/** One pod's statements and decisions by source, summed over its workers. */
+async function limiterCounters(metricsUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(metricsUrl)).text();
   const totals: Record<string, number> = {};
   const add = (name: string, line: string) => (totals[name] = (totals[name] ?? 0) + Number(line.split(' ').pop()));
   for (const line of text.split('\n')) {
@@ -53,9 +57,71 @@ async function limiterCounters(server: Server): Promise<Record<string, number>> 
   return totals;
 }
 
+/** How one run's instances are laid out: pods of `perPod` instances, each pod one `backplane serve` (one process group). */
+interface Layout {
+  server: string;
+  instances: number;
+  pods: number;
+  env?: Record<string, string>;
+  baseline?: boolean;
+}
+
+// Each instance count as one pod (the primary batches for all of them), as one pod batching per
+// instance (before 2026-11-25), and the baseline; the largest count also split into several pods.
+const podSplits = (process.env.BENCH_POD_SPLITS ?? '4,8').split(',').filter(Boolean).map(Number);
+const largest = Math.max(...counts);
+const layouts: Layout[] = counts.flatMap((count) => [
+  { server: 'backplane', instances: count, pods: 1 },
+  ...(count === largest
+    ? podSplits.filter((pods) => pods > 1 && count % pods === 0).map((pods) => ({ server: `backplane, ${pods} pods x ${count / pods}`, instances: count, pods }))
+    : []),
+  { server: 'backplane, batched per instance', instances: count, pods: 1, env: { APP_RATELIMIT_BATCHING: 'instance' } },
+  { server: 'koa + RateLimiterPostgres', instances: count, pods: 1, baseline: true },
+]);
+
+/** The layout's servers as one: pods behind a load balancer, here autocannon spreading over their ports. */
+async function startLayout(layout: Layout, databaseUrl: string): Promise<Server & { urls: string[]; pids: number[]; metricsUrls: string[] }> {
+  if (layout.baseline) {
+    const server = await startScript(join(root, 'bench', 'ratelimit', 'baselineServer.ts'), { BENCH_WORKERS: String(layout.instances), DATABASE_URL: databaseUrl, ...proxy });
+    return { ...server, urls: [server.url], pids: [server.pid], metricsUrls: [] };
+  }
+  const pods: Server[] = [];
+  try {
+    for (let pod = 0; pod < layout.pods; pod += 1) {
+      pods.push(
+        await startService({ DATABASE_URL: databaseUrl, APP_INSTANCES: String(layout.instances / layout.pods), APP_JOB_WORKERS: '0', LOG_LEVEL: 'warn', ...proxy, ...layout.env }),
+      );
+    }
+  } catch (error) {
+    await Promise.all(pods.map((pod) => pod.stop()));
+    throw error;
+  }
+  return {
+    url: pods[0]!.url,
+    pid: pods[0]!.pid,
+    urls: pods.map((pod) => pod.url),
+    pids: pods.map((pod) => pod.pid),
+    metricsUrls: pods.map((pod) => pod.metricsUrl!),
+    stop: async () => {
+      await Promise.all(pods.map((pod) => pod.stop()));
+    },
+  };
+}
+
+/** The service's statements and decisions by source, summed over its pods and workers. */
+async function layoutCounters(metricsUrls: string[]): Promise<Record<string, number>> {
+  const totals: Record<string, number> = {};
+  for (const url of metricsUrls) {
+    for (const [key, value] of Object.entries(await limiterCounters(url))) {
+      totals[key] = (totals[key] ?? 0) + value;
+    }
+  }
+  return totals;
+}
+
 const postgres = benchPostgres();
 const database = await startDatabase(durable, postgres.prefix);
-const runs: Array<ScenarioResult & { instances: number; databaseIdleMsPerSecond: number }> = [];
+const runs: Array<ScenarioResult & { instances: number; pods: number; databaseIdleMsPerSecond: number }> = [];
 
 /** PostgreSQL's CPU milliseconds per second while the servers stand idle for `seconds`. */
 async function idleDatabaseCpu(databasePid: number): Promise<number> {
@@ -65,40 +131,35 @@ async function idleDatabaseCpu(databasePid: number): Promise<number> {
   return cpuMsBetween(before, treeTicks([databasePid]), databasePid) / ((performance.now() - started) / 1000);
 }
 try {
-  for (const [position, count] of counts.entries()) {
-    for (const [target, name] of [
-      [1, 'backplane'],
-      [2, 'koa + RateLimiterPostgres'],
-    ] as const) {
-      const server =
-        name === 'backplane'
-          ? await startService({ DATABASE_URL: database.url, APP_INSTANCES: String(count), APP_JOB_WORKERS: '0', LOG_LEVEL: 'warn', ...proxy })
-          : await startScript(join(root, 'bench', 'ratelimit', 'baselineServer.ts'), { BENCH_WORKERS: String(count), DATABASE_URL: database.url, ...proxy });
-      try {
-        const scenario = (title: string, block: number, duration: number) => ({
-          server: name,
-          scenario: title,
-          url: server.url,
-          clients: clients(target, block),
-          seconds: duration,
-          connections,
-          rate,
-          limit,
-          pids: { server: server.pid, database: database.pid },
-        });
-        await runScenario(scenario('warm-up', 100 + position * 50, 3));
-        const databaseIdleMsPerSecond = await idleDatabaseCpu(database.pid);
-        const before = server.metricsUrl ? await limiterCounters(server) : undefined;
-        const result = await runScenario(scenario(`${rate}/s over ${count} instances`, position * 50, seconds));
-        if (before) {
-          const after = await limiterCounters(server);
-          result.decisions = Object.fromEntries(Object.entries(after).map(([key, value]) => [key, value - (before[key] ?? 0)]));
-        }
-        runs.push({ ...result, instances: count, databaseIdleMsPerSecond });
-        console.log(`${name}, ${count} instances: ${result.decisionsPerSecond}/s, database ${result.cpuMsPer1000.database} us CPU per decision, over-admitted ${result.overAdmissions}`);
-      } finally {
-        await server.stop();
+  for (const [index, layout] of layouts.entries()) {
+    const server = await startLayout(layout, database.url);
+    // Every run its own clients (10.<run>.x.x): buckets of earlier runs stay in the shared database.
+    const target = index + 1;
+    try {
+      const scenario = (title: string, block: number, duration: number) => ({
+        server: layout.server,
+        scenario: title,
+        url: server.urls,
+        clients: clients(target, block),
+        seconds: duration,
+        connections,
+        rate,
+        limit,
+        pids: { server: server.pids, database: database.pid },
+      });
+      await runScenario(scenario('warm-up', 100, 3));
+      await settleDatabase(database.url);
+      const databaseIdleMsPerSecond = await idleDatabaseCpu(database.pid);
+      const before = server.metricsUrls.length ? await layoutCounters(server.metricsUrls) : undefined;
+      const result = await runScenario(scenario(`${rate}/s over ${layout.instances} instances in ${layout.pods} pod(s)`, 0, seconds));
+      if (before) {
+        const after = await layoutCounters(server.metricsUrls);
+        result.decisions = Object.fromEntries(Object.entries(after).map(([key, value]) => [key, value - (before[key] ?? 0)]));
       }
+      runs.push({ ...result, instances: layout.instances, pods: layout.pods, databaseIdleMsPerSecond });
+      console.log(`${layout.server}, ${layout.instances} instances: ${result.decisionsPerSecond}/s, database ${result.cpuMsPer1000.database} us CPU per decision, over-admitted ${result.overAdmissions}`);
+    } finally {
+      await server.stop();
     }
   }
 } finally {
@@ -108,6 +169,7 @@ try {
 const table = runs.map((r) => ({
   server: r.server,
   instances: r.instances,
+  pods: r.pods,
   decisionsPerSecond: r.decisionsPerSecond,
   p99Ms: r.p99Ms,
   // ms per 1,000 decisions is µs per decision.
@@ -122,8 +184,8 @@ const table = runs.map((r) => ({
   overAdmissions: r.overAdmissions,
   errors: r.errors,
 }));
-const header = ['server', 'instances', 'decisions/s', 'p99 ms', 'db us/decision', 'net of idle', 'db idle us/instance/s', 'server us/decision', 'keys/statement', 'over-admitted', 'errors'];
-const cells = table.map((r) => [r.server, String(r.instances), String(r.decisionsPerSecond), String(r.p99Ms), String(r.databaseCpuUsPerDecision), String(r.databaseCpuUsPerDecisionNet), String(r.databaseIdleUsPerInstanceSecond), String(r.serverCpuUsPerDecision), String(r.keysPerStatement ?? '-'), String(r.overAdmissions), String(r.errors)]);
+const header = ['server', 'instances', 'pods', 'decisions/s', 'p99 ms', 'db us/decision', 'net of idle', 'db idle us/instance/s', 'server us/decision', 'keys/statement', 'over-admitted', 'errors'];
+const cells = table.map((r) => [r.server, String(r.instances), String(r.pods), String(r.decisionsPerSecond), String(r.p99Ms), String(r.databaseCpuUsPerDecision), String(r.databaseCpuUsPerDecisionNet), String(r.databaseIdleUsPerInstanceSecond), String(r.serverCpuUsPerDecision), String(r.keysPerStatement ?? '-'), String(r.overAdmissions), String(r.errors)]);
 const widths = header.map((cell, column) => Math.max(cell.length, ...cells.map((row) => row[column]!.length)));
 for (const row of [header, ...cells]) {
   console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
@@ -132,19 +194,29 @@ const of = (server: string, count: number, net = false) => {
   const row = table.find((r) => r.server === server && r.instances === count);
   return net ? row?.databaseCpuUsPerDecisionNet : row?.databaseCpuUsPerDecision;
 };
-const lastVsFirst = (net: boolean) => {
-  const first = of('backplane', counts[0]!, net);
-  const last = of('backplane', counts.at(-1)!, net);
+const lastVsFirst = (net: boolean, server = 'backplane') => {
+  const first = of(server, counts[0]!, net);
+  const last = of(server, counts.at(-1)!, net);
   return first && last ? Number((last / first).toFixed(2)) : null;
 };
 const baselineVsBackplane = (net: boolean) =>
   Object.fromEntries(counts.map((count) => [count, Number(((of('koa + RateLimiterPostgres', count, net) ?? 0) / Math.max(0.1, of('backplane', count, net) ?? 0)).toFixed(1))]));
+// The largest count split into pods, against the smallest count in one pod: what batching per pod leaves.
+const splitVsFirst = (net: boolean) =>
+  Object.fromEntries(
+    table
+      .filter((r) => r.pods > 1)
+      .map((r) => [r.server, Number(((net ? r.databaseCpuUsPerDecisionNet : r.databaseCpuUsPerDecision) / Math.max(0.1, of('backplane', counts[0]!, net) ?? 0)).toFixed(2))]),
+  );
 const summary = {
   database_cpu_last_vs_first: lastVsFirst(false),
   database_cpu_net_last_vs_first: lastVsFirst(true),
+  database_cpu_last_vs_first_batched_per_instance: lastVsFirst(false, 'backplane, batched per instance'),
+  split_pods_database_cpu_vs_first: splitVsFirst(false),
+  split_pods_database_cpu_net_vs_first: splitVsFirst(true),
   baseline_vs_backplane_database_cpu: baselineVsBackplane(false),
   baseline_vs_backplane_database_cpu_net: baselineVsBackplane(true),
-  over_admissions: table.filter((r) => r.server === 'backplane').reduce((sum, r) => sum + (r.overAdmissions ?? 0), 0),
+  over_admissions: table.filter((r) => r.server.startsWith('backplane')).reduce((sum, r) => sum + (r.overAdmissions ?? 0), 0),
   goals: { database_cpu_last_vs_first: '<= 1.5', baseline_vs_backplane_database_cpu: '>= 5 at every count', over_admissions: '0' },
 };
 console.log(summary);
