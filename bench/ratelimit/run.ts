@@ -171,9 +171,13 @@ try {
     // The baseline as the issue measured it for reference: one process.
     const baselineAlone = await startScriptServer('baselineServer.ts', { BENCH_WORKERS: '1', DATABASE_URL: database.url, ...proxy });
     const limiterAlone = await startScriptServer('limiterServer.ts', { BENCH_WORKERS: String(instances), DATABASE_URL: database.url, ...proxy });
+    // The service as it decided before its primary batched for the pod (APP_RATELIMIT_BATCHING=instance).
+    const perInstance = await startService({ DATABASE_URL: database.url, APP_INSTANCES: String(instances), LOG_LEVEL: 'warn', APP_RATELIMIT_BATCHING: 'instance', ...proxy });
+    started.push(perInstance);
     // In the order of earlier runs' tables.
     targets.unshift({ name: 'bare koa, no limiter', index: 3, server: bare, limited: false });
     targets.splice(2, 0, { name: 'koa + RateLimiterPostgres, 1 process', index: 5, server: baselineAlone, limited: true });
+    targets.splice(4, 0, { name: 'backplane, batched per instance', index: 7, server: perInstance, limited: true });
     targets.push(
       // The service's limiter alone on bare Koa: what the decision costs without the platform around it.
       { name: 'koa + backplane limiter', index: 6, server: limiterAlone, limited: true },

@@ -4,6 +4,7 @@ import { defineModule } from '../../platform/module.ts';
 import { ratelimitCleanupJob } from './cleanupJob.ts';
 import { rateLimitStatuses } from './errors.ts';
 import { createRateLimiter } from './limiter.ts';
+import { POD_BATCHING } from './podClient.ts';
 import type { LimiterName, RateLimitSettings } from './limiters.ts';
 import { limitRequestsPerAddress, refuseKnownFloods } from './middleware.ts';
 import type { StatementRunner, TakeBuckets } from './store.ts';
@@ -53,9 +54,8 @@ export const rateLimitModule = defineModule({
   statuses: rateLimitStatuses,
   create(needs: RateLimitNeeds) {
     const limiter = createRateLimiter<LimiterName>({
-      // Through the pod, each turn's takes leave at once: the primary batches them with the other instances'.
       ...('pod' in needs.decide
-        ? { take: needs.decide.pod, maxInFlight: 64, parallelBatchKeys: 1, batchWindowMs: 0 }
+        ? { take: needs.decide.pod, ...POD_BATCHING }
         : { db: needs.decide.pool, maxInFlight: needs.decide.connections }),
       limits: needs.limits,
       logger: needs.logger,

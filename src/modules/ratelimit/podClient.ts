@@ -7,6 +7,13 @@ export interface PodChannel {
   on(event: 'message', listener: (message: unknown) => void): unknown;
 }
 
+/**
+ * An instance limiter's batching through the pod: one batch in flight, the next leaving as soon as
+ * it is answered; the primary's own batch window merges it with the other instances'. Each message
+ * costs both processes a pipe write and a wake-up, so fewer, larger ones (ADR 0020, amendment 2026-11-25).
+ */
+export const POD_BATCHING = { maxInFlight: 1, batchWindowMs: 0 } as const;
+
 interface Asked {
   resolve(outcomes: BucketOutcome[]): void;
   reject(error: Error): void;

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import test from 'ava';
 import pino from 'pino';
 import { createRateLimiter, type RateLimit } from '../../../src/modules/ratelimit/index.ts';
-import { type PodChannel, podBuckets } from '../../../src/modules/ratelimit/podClient.ts';
+import { POD_BATCHING, type PodChannel, podBuckets } from '../../../src/modules/ratelimit/podClient.ts';
 import { type PodDecisions, type PodTakeMessage, type PodTakenMessage, createPodDecisions } from '../../../src/modules/ratelimit/podDecisions.ts';
 import { gcraRule } from '../../../src/modules/ratelimit/rules.ts';
 import { createPool, type InstrumentedPool } from '../../../src/platform/db/pool.ts';
@@ -61,9 +61,7 @@ function channelTo(decisions: PodDecisions): PodChannel {
 function instanceOf(decisions: PodDecisions, limit: RateLimit, liveInstances = 2) {
   return createRateLimiter<'login'>({
     take: podBuckets(channelTo(decisions), 20_000),
-    maxInFlight: 64,
-    parallelBatchKeys: 1,
-    batchWindowMs: 0,
+    ...POD_BATCHING,
     limits: { login: () => limit },
     logger: silent,
     decisionTimeoutMs: 10_000,
@@ -153,9 +151,7 @@ test('an instance whose primary never answers decides alone at its bound', async
   const silentPrimary: PodChannel = { send: (_message, callback) => callback(null), on: () => undefined };
   const instance = createRateLimiter<'login'>({
     take: podBuckets(silentPrimary, 60_000),
-    maxInFlight: 64,
-    parallelBatchKeys: 1,
-    batchWindowMs: 0,
+    ...POD_BATCHING,
     limits: { login: () => ({ limit: 10, periodSeconds: 3600 }) },
     logger: silent,
     decisionTimeoutMs: 300,
