@@ -4,6 +4,7 @@ import type { Registry } from '../../platform/metrics/registry.ts';
 import { withTimeout } from '../../platform/time.ts';
 import { AloneMode, decideAlone } from './alone.ts';
 import { type Deadlined, DeadlineQueue } from './deadlines.ts';
+import { mayStartStatement, scheduledFlushes } from './flushes.ts';
 import { KnownBlocks } from './knownBlocks.ts';
 import { LocalBuckets } from './localBuckets.ts';
 import { type FallbackReason, createRateLimitMetrics, createStatementMetrics } from './metrics.ts';
@@ -134,7 +135,6 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     });
   }
   let inFlight = 0;
-  let flushScheduled = false;
 
   const currentRule = (state: LimiterState): GcraRule => {
     const limit = state.source();
@@ -292,33 +292,13 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       });
   };
 
-  // One statement at a time while that keeps up; a second one only once enough keys wait that
-  // parallel round trips beat a larger batch (small batches cost the database far more per key).
-  const flush = () => {
-    flushScheduled = false;
+  const scheduleFlush = scheduledFlushes(() => {
     for (const state of states.values()) {
-      while (state.pending.size > 0 && inFlight < maxInFlight && (inFlight === 0 || state.pending.size >= parallelBatchKeys)) {
+      while (mayStartStatement(state.pending.size, inFlight, maxInFlight, parallelBatchKeys)) {
         send(state);
       }
     }
-  };
-
-  // Takes that arrive in one turn of the event loop (one poll of many sockets) share a batch. Under
-  // load a statement keeps leaving right after the previous one returned, and would carry only the
-  // takes that arrived during that round trip: the clients just answered come back a moment later
-  // and wait for the statement after. Each statement costs the database and this process far more
-  // than a key does, so a busy limiter waits `batchWindowMs` for them (ADR 0020).
-  const scheduleFlush = (waitMs = 0) => {
-    if (flushScheduled) {
-      return;
-    }
-    flushScheduled = true;
-    if (waitMs > 0) {
-      setTimeout(flush, waitMs);
-    } else {
-      setImmediate(flush);
-    }
-  };
+  });
 
   const stateOf = (name: N): LimiterState => {
     const state = states.get(name);

@@ -1,3 +1,4 @@
+import { mayStartStatement, scheduledFlushes } from './flushes.ts';
 import type { BucketOutcome, BucketRule, StatementRunner } from './store.ts';
 import { takeFromBuckets } from './store.ts';
 
@@ -93,7 +94,6 @@ export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
   const batchWindowMs = options.batchWindowMs ?? 4;
   const groups = new Map<string, Group>();
   let inFlight = 0;
-  let flushScheduled = false;
 
   const answer = (batch: Batch, reply: Omit<PodTakenMessage, 'type' | 'id'>) => {
     if (!batch.answered) {
@@ -142,26 +142,13 @@ export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
       });
   };
 
-  const flush = () => {
-    flushScheduled = false;
+  const scheduleFlush = scheduledFlushes(() => {
     for (const group of groups.values()) {
-      while (group.pending.size > 0 && inFlight < options.maxInFlight && (inFlight === 0 || group.pending.size >= parallelBatchKeys)) {
+      while (mayStartStatement(group.pending.size, inFlight, options.maxInFlight, parallelBatchKeys)) {
         send(group);
       }
     }
-  };
-
-  const scheduleFlush = (waitMs = 0) => {
-    if (flushScheduled) {
-      return;
-    }
-    flushScheduled = true;
-    if (waitMs > 0) {
-      setTimeout(flush, waitMs);
-    } else {
-      setImmediate(flush);
-    }
-  };
+  });
 
   const groupOf = (limiter: string, rule: BucketRule): Group => {
     // A limit changed in the settings reaches instances one by one: each rule has statements of its own.
