@@ -49,8 +49,24 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs:
   }
 }
 
-/** `backplane serve` from source with N instances on free ports, resolved once /readyz is 200. */
+/**
+ * `backplane serve` from source with N instances on free ports, resolved once /readyz is 200. A
+ * port found free can be taken before the primary binds it (any process's outgoing connection may
+ * get it as its local port): then the primary refuses it in one line, and new ports are tried.
+ */
 export async function startCluster(databaseUrl: string, instances: number, env: Record<string, string> = {}): Promise<TestCluster> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startClusterOnFreePorts(databaseUrl, instances, env);
+    } catch (error) {
+      if (attempt >= 3 || !/ is already in use/.test((error as Error).message)) {
+        throw error;
+      }
+    }
+  }
+}
+
+async function startClusterOnFreePorts(databaseUrl: string, instances: number, env: Record<string, string>): Promise<TestCluster> {
   const port = await freePort();
   const metricsPort = await freePort();
   let output = '';
@@ -76,7 +92,10 @@ export async function startCluster(databaseUrl: string, instances: number, env: 
   process.once('exit', killOnExit);
   void exited.then(() => process.removeListener('exit', killOnExit));
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (output.includes('"msg":"ready:') ? true : undefined), 60_000, 'the cluster to be ready').catch((error: Error) => {
+  // A primary that refuses to start (a port taken meanwhile) says so at once: no need to wait the whole time.
+  const refused = exited.then((code) => Promise.reject(new Error(`backplane serve exited with code ${code} before it was ready`)));
+  refused.catch(() => undefined);
+  await Promise.race([waitFor(async () => (output.includes('"msg":"ready:') ? true : undefined), 60_000, 'the cluster to be ready'), refused]).catch((error: Error) => {
     child.kill('SIGKILL');
     throw new Error(`${error.message}\n${output.slice(-3000)}`);
   });
