@@ -12,8 +12,14 @@ export interface JobSchedulerOptions {
   listener: NotificationListener;
   jobs: JobRegistry;
   logger: Logger;
-  /** Longest wait between ticks: how soon an instance follows a change it was not notified of. */
+  /**
+   * Longest wait between ticks when no slot falls sooner: how soon an instance follows a change it
+   * was not notified of (a definition edited in SQL). Changes made through the API notify every
+   * instance, and a reconnected listener ticks at once.
+   */
   maxTickMs?: number;
+  /** How often this instance fails runs abandoned on their last attempt (their lease expired). */
+  sweepEveryMs?: number;
 }
 
 export interface JobScheduler {
@@ -22,9 +28,9 @@ export interface JobScheduler {
   stop(): Promise<void>;
 }
 
-const SWEEP_EVERY_MS = 5_000;
 // Ticks land just after a slot, not on it, so the database clock has passed it.
 const AFTER_SLOT_MS = 15;
+const RETRY_MS = 1_000;
 
 /**
  * The schedule in force: the operator's, unless it no longer parses or runs more often than the
@@ -45,11 +51,14 @@ export function effectiveSchedule(job: RegisteredJob, override: string | null, o
 /**
  * Each instance ticks on the database clock and inserts only the latest due slot of each enabled
  * job; the unique (job, slot) key makes the instances agree, and after downtime the one latest slot
- * is the catch-up, never a storm of every missed one.
+ * is the catch-up, never a storm of every missed one. An instance ticks just after the next slot of
+ * its jobs, when notified of a definition change, and otherwise only every `maxTickMs`: a tick per
+ * second per instance was most of what an idle pod cost the database (issue 16).
  */
 export function startJobScheduler(options: JobSchedulerOptions): JobScheduler {
   const { db, jobs, logger } = options;
-  const maxTickMs = options.maxTickMs ?? 1_000;
+  const maxTickMs = options.maxTickMs ?? 60_000;
+  const sweepEveryMs = options.sweepEveryMs ?? 15_000;
   const names = jobs.names();
   const handled = new Map<string, number>();
   const warned = new Set<string>();
@@ -99,13 +108,14 @@ export function startJobScheduler(options: JobSchedulerOptions): JobScheduler {
         wait = Math.min(wait, untilNext + AFTER_SLOT_MS);
       }
     }
-    if (Date.now() - lastSweep >= SWEEP_EVERY_MS) {
+    if (Date.now() - lastSweep >= sweepEveryMs) {
       lastSweep = Date.now();
       const failed = await failAbandonedRuns(db);
       if (failed > 0) {
         logger.warn({ runs: failed }, 'runs failed: their instance stopped during the last attempt');
       }
     }
+    wait = Math.min(wait, lastSweep + sweepEveryMs - Date.now());
     return Math.max(20, wait);
   }
 
@@ -119,7 +129,7 @@ export function startJobScheduler(options: JobSchedulerOptions): JobScheduler {
       return;
     }
     ticking = (async () => {
-      let wait = maxTickMs;
+      let wait = RETRY_MS;
       try {
         wait = await tick();
         if (failing) {

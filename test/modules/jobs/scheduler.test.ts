@@ -105,3 +105,31 @@ test('slots are computed on the database clock: slot instants are whole seconds,
   t.false(rows[0]!.ahead);
   t.true(rows[0]!.whole);
 });
+
+test('between slots an idle scheduler reads the definitions when notified, not once a second', async (t) => {
+  const statements: string[] = [];
+  const counting = {
+    query: ((text: string, values?: unknown[]) => {
+      statements.push(text);
+      return db.pool.query(text, values);
+    }) as typeof db.pool.query,
+  };
+  const listener = createNotificationListener(db.url, logger);
+  const scheduler = startJobScheduler({ db: counting, listener, jobs: createJobRegistry([job('hourly_idle', '@every 1h')]), logger });
+  const reads = () => statements.filter((text) => text.includes('left join job_definitions')).length;
+  try {
+    // The first tick, and the one the listener's connection makes (it may have missed a change).
+    await waitFor(async () => (listener.connected && reads() > 0 ? true : undefined), 5_000, 'the first tick');
+    await listener.listening();
+    await sleep(500);
+    const settled = reads();
+    await sleep(3_000);
+    t.is(reads(), settled, 'no tick between slots an hour apart');
+    await db.pool.query(`select pg_notify('backplane_job_definitions', 'hourly_idle')`);
+    await waitFor(async () => (reads() > settled ? true : undefined), 5_000, 'a tick on the notification');
+  } finally {
+    await scheduler.stop();
+    await listener.close();
+  }
+  t.pass();
+});
