@@ -62,20 +62,24 @@ export const isPodTake = (message: unknown): message is PodTakeMessage =>
   typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'backplane:ratelimit:take';
 
 const DIGEST_HEX = /^[0-9a-f]{64}$/;
-const count = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const INT4_MAX = 2 ** 31 - 1;
+// What ratelimit_take's int parameters hold: hits and burst are int, the interval and the
+// tolerance (interval x burst) bigint; none of them 0, which the statement divides by.
+const hitCount = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0 && (value as number) <= INT4_MAX;
+const positive = (value: unknown, max: number): value is number => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= max;
 
 /** Instances are this code, but one malformed batch must not fail the statement it would join. */
 function wellFormed(message: PodTakeMessage): boolean {
   const { rule, keys, hits } = message;
   return (
     typeof message.limiter === 'string' &&
-    count(rule?.intervalUs) &&
-    count(rule?.burst) &&
+    positive(rule?.burst, INT4_MAX) &&
+    positive(rule?.intervalUs, Math.floor(Number.MAX_SAFE_INTEGER / rule.burst)) &&
     Array.isArray(keys) &&
     Array.isArray(hits) &&
     keys.length === hits.length &&
     keys.every((key) => typeof key === 'string' && DIGEST_HEX.test(key)) &&
-    hits.every(count) &&
+    hits.every(hitCount) &&
     new Set(keys).size === keys.length
   );
 }

@@ -133,6 +133,12 @@ test('a malformed batch is answered with an error and never joins the statement 
     { limiter: 'login', rule: { intervalUs: Number.NaN, burst: 3 }, keys: [hex(1)], hits: [1] },
     { limiter: 'login', rule: undefined as unknown as PodTakeMessage['rule'], keys: [hex(1)], hits: [1] },
     { limiter: 'login', rule, keys: [`${hex(1)}\u0000`], hits: [1] },
+    { limiter: 'login', rule, keys: [hex(1)], hits: [2 ** 31] },
+    { limiter: 'login', rule, keys: [hex(1)], hits: [1.5] },
+    { limiter: 'login', rule: { intervalUs: 0, burst: 3 }, keys: [hex(1)], hits: [1] },
+    { limiter: 'login', rule: { intervalUs: 1_000, burst: 0 }, keys: [hex(1)], hits: [1] },
+    { limiter: 'login', rule: { intervalUs: 1_000, burst: 2 ** 31 }, keys: [hex(1)], hits: [1] },
+    { limiter: 'login', rule: { intervalUs: 2 ** 40, burst: 2 ** 20 }, keys: [hex(1)], hits: [1] },
   ];
   const answers = await Promise.all(malformed.map((message, index) => ask(decisions, message, 10 + index)));
   t.true(answers.every((answer) => answer.error === 'malformed rate-limit batch' && answer.outcomes === undefined));
