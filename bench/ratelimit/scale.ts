@@ -29,6 +29,11 @@ const seconds = Number(process.env.BENCH_SECONDS ?? '12');
 // load, and a 3 s warm-up (75 requests each) left them measuring V8's cold paths.
 const warmUpSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? '10');
 const rate = Number(process.env.BENCH_RATE ?? '400');
+// Rounds of every layout in turn; the table shows each layout's median (a run's database CPU is
+// 10-40 ticks of 10 ms, and the machine is shared). BENCH_PER_INSTANCE=0 leaves out the layouts
+// batched per instance, to spend the rounds on the goals' rows.
+const rounds = Number(process.env.BENCH_ROUNDS ?? '1');
+const perInstance = process.env.BENCH_PER_INSTANCE !== '0';
 const counts = (process.env.BENCH_INSTANCES ?? '2,4,8,16').split(',').map(Number);
 const durable = process.env.BENCH_DURABLE !== '0';
 const connections = 100;
@@ -78,7 +83,7 @@ const layouts: Layout[] = counts.flatMap((count) => [
   ...(count === largest
     ? podSplits.filter((pods) => pods > 1 && count % pods === 0).map((pods) => ({ server: `backplane, ${pods} pods x ${count / pods}`, instances: count, pods }))
     : []),
-  { server: 'backplane, batched per instance', instances: count, pods: 1, env: { APP_RATELIMIT_BATCHING: 'instance' } },
+  ...(perInstance ? [{ server: 'backplane, batched per instance', instances: count, pods: 1, env: { APP_RATELIMIT_BATCHING: 'instance' } }] : []),
   { server: 'koa + RateLimiterPostgres', instances: count, pods: 1, baseline: true },
 ]);
 
@@ -124,7 +129,7 @@ async function layoutCounters(metricsUrls: string[]): Promise<Record<string, num
 
 const postgres = benchPostgres();
 const database = await startDatabase(durable, postgres.prefix);
-const runs: Array<ScenarioResult & { instances: number; pods: number; databaseIdleMsPerSecond: number }> = [];
+const runs: Array<ScenarioResult & { round: number; instances: number; pods: number; databaseIdleMsPerSecond: number }> = [];
 
 /** PostgreSQL's CPU milliseconds per second while the servers stand idle for `seconds`. */
 async function idleDatabaseCpu(databasePid: number): Promise<number> {
@@ -133,8 +138,9 @@ async function idleDatabaseCpu(databasePid: number): Promise<number> {
   await sleep(seconds * 1000);
   return cpuMsBetween(before, treeTicks([databasePid]), databasePid) / ((performance.now() - started) / 1000);
 }
+const plan = Array.from({ length: rounds }, (_v, round) => layouts.map((layout) => ({ round, layout }))).flat();
 try {
-  for (const [index, layout] of layouts.entries()) {
+  for (const [index, { round, layout }] of plan.entries()) {
     const server = await startLayout(layout, database.url);
     // Every run its own clients (10.<run>.x.x): buckets of earlier runs stay in the shared database.
     const target = index + 1;
@@ -159,7 +165,7 @@ try {
         const after = await layoutCounters(server.metricsUrls);
         result.decisions = Object.fromEntries(Object.entries(after).map(([key, value]) => [key, value - (before[key] ?? 0)]));
       }
-      runs.push({ ...result, instances: layout.instances, pods: layout.pods, databaseIdleMsPerSecond });
+      runs.push({ ...result, round, instances: layout.instances, pods: layout.pods, databaseIdleMsPerSecond });
       console.log(`${layout.server}, ${layout.instances} instances: ${result.decisionsPerSecond}/s, database ${result.cpuMsPer1000.database} us CPU per decision, over-admitted ${result.overAdmissions}`);
     } finally {
       await server.stop();
@@ -169,7 +175,7 @@ try {
   await database.stop();
 }
 
-const table = runs.map((r) => ({
+const perRun = runs.map((r) => ({
   server: r.server,
   instances: r.instances,
   pods: r.pods,
@@ -187,6 +193,34 @@ const table = runs.map((r) => ({
   overAdmissions: r.overAdmissions,
   errors: r.errors,
 }));
+type Row = (typeof perRun)[number];
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : Number(((sorted[middle - 1]! + sorted[middle]!) / 2).toFixed(1));
+};
+// One row per layout: medians over its rounds, counts of admissions and errors summed.
+const table: Row[] = layouts.map((layout) => {
+  const rows = perRun.filter((r) => r.server === layout.server && r.instances === layout.instances);
+  const mid = (pick: (r: Row) => number | null) => median(rows.map(pick).filter((value): value is number => value !== null));
+  const sum = (pick: (r: Row) => number | null) => rows.reduce((total, r) => total + (pick(r) ?? 0), 0);
+  return {
+    server: layout.server,
+    instances: layout.instances,
+    pods: layout.pods,
+    decisionsPerSecond: mid((r) => r.decisionsPerSecond),
+    p99Ms: mid((r) => r.p99Ms),
+    databaseCpuUsPerDecision: mid((r) => r.databaseCpuUsPerDecision),
+    databaseCpuUsPerDecisionNet: mid((r) => r.databaseCpuUsPerDecisionNet),
+    databaseIdleUsPerInstanceSecond: mid((r) => r.databaseIdleUsPerInstanceSecond),
+    serverCpuUsPerDecision: mid((r) => r.serverCpuUsPerDecision),
+    keysPerStatement: layout.baseline ? null : mid((r) => r.keysPerStatement),
+    admitted: sum((r) => r.admitted),
+    refused: sum((r) => r.refused),
+    overAdmissions: sum((r) => r.overAdmissions),
+    errors: sum((r) => r.errors),
+  };
+});
 const header = ['server', 'instances', 'pods', 'decisions/s', 'p99 ms', 'db us/decision', 'net of idle', 'db idle us/instance/s', 'server us/decision', 'keys/statement', 'over-admitted', 'errors'];
 const cells = table.map((r) => [r.server, String(r.instances), String(r.pods), String(r.decisionsPerSecond), String(r.p99Ms), String(r.databaseCpuUsPerDecision), String(r.databaseCpuUsPerDecisionNet), String(r.databaseIdleUsPerInstanceSecond), String(r.serverCpuUsPerDecision), String(r.keysPerStatement ?? '-'), String(r.overAdmissions), String(r.errors)]);
 const widths = header.map((cell, column) => Math.max(cell.length, ...cells.map((row) => row[column]!.length)));
@@ -211,8 +245,16 @@ const splitVsFirst = (net: boolean) =>
       .filter((r) => r.pods > 1)
       .map((r) => [r.server, Number(((net ? r.databaseCpuUsPerDecisionNet : r.databaseCpuUsPerDecision) / Math.max(0.1, of('backplane', counts[0]!, net) ?? 0)).toFixed(2))]),
   );
+// The same ratio within each round, so the spread behind the median shows.
+const byRound = (server: string, count: number, round: number) => runs.findIndex((r) => r.server === server && r.instances === count && r.round === round);
+const roundRatios = Array.from({ length: rounds }, (_v, round) => {
+  const first = perRun[byRound('backplane', counts[0]!, round)]?.databaseCpuUsPerDecision;
+  const last = perRun[byRound('backplane', counts.at(-1)!, round)]?.databaseCpuUsPerDecision;
+  return first && last ? Number((last / first).toFixed(2)) : null;
+});
 const summary = {
   database_cpu_last_vs_first: lastVsFirst(false),
+  database_cpu_last_vs_first_by_round: roundRatios,
   database_cpu_net_last_vs_first: lastVsFirst(true),
   database_cpu_last_vs_first_batched_per_instance: lastVsFirst(false, 'backplane, batched per instance'),
   split_pods_database_cpu_vs_first: splitVsFirst(false),
@@ -228,6 +270,6 @@ const file = join(root, 'bench', 'results', `ratelimit-scale-pg${postgres.major}
 const machine = { cpus: availableParallelism(), node: process.version };
 writeFileSync(
   file,
-  JSON.stringify({ when: new Date().toISOString(), machine, postgres: postgres.major, database: durable ? 'durable' : 'fsync off', seconds, warmUpSeconds, rate, connections, limit, table, summary, runs }, null, 2) + '\n',
+  JSON.stringify({ when: new Date().toISOString(), machine, postgres: postgres.major, database: durable ? 'durable' : 'fsync off', seconds, warmUpSeconds, rounds, rate, connections, limit, table, summary, perRun, runs }, null, 2) + '\n',
 );
 console.log(`written: ${file}`);
