@@ -38,9 +38,13 @@ export type TakeBuckets = (limiter: string, rule: BucketRule, keys: Buffer[], hi
 // Refused keys read their TAT from the statement's snapshot, only to say when to retry: a
 // subquery per refused key, never a join, so the plan cached while the table was small cannot
 // become a scan of every bucket per statement as the table grows.
-// The statement is the body of the function `ratelimit_take` (migration
-// 20261124000100_create_ratelimit_take_function): PL/pgSQL keeps its plan per server connection
-// even behind a transaction pooler, and it commits without waiting for the WAL flush (ADR 0020).
+// A known row counts from the later of the statement's start and the row's last write
+// (written_at): a statement that waited for another's lock on it may have started first, and from
+// its own start the row would look fuller by the wait.
+// The statement is the body of the function `ratelimit_take` (migrations
+// 20261124000100_create_ratelimit_take_function, 20261125100000_count_ratelimit_waits_from_the_last_write):
+// PL/pgSQL keeps its plan per server connection even behind a transaction pooler, and it commits
+// without waiting for the WAL flush (ADR 0020).
 export const takeSql = 'select "position", admitted, used_us from ratelimit_take($1::bytea[], $2::int[], $3::int, $4::bigint, $5::bigint)';
 
 /**

@@ -62,3 +62,39 @@ test('one statement decides many keys in their order, new and known alike', asyn
     [2, 0, 5],
   );
 });
+
+test('a statement that waited for a row lock counts from the instant of the statement it waited for, not from its own earlier start', async (t) => {
+  // The waiter's batch is [blocker, bucket]: it waits on blocker while a later statement takes 2 of
+  // bucket's 5. Counted from its own start, bucket would look fuller by the wait: 2 of 3 admitted.
+  const [blocker, bucket] = [key('waited-first'), key('waited-second')].sort(Buffer.compare) as [Buffer, Buffer];
+  await takeFromBuckets(db.pool, rule, [blocker], [1]);
+  const holder = await db.pool.connect();
+  const waiter = await db.pool.connect();
+  try {
+    const pid = (await waiter.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+    await holder.query('begin');
+    await holder.query('select 1 from ratelimit_buckets where key = $1 for update', [blocker]);
+    const waiting = takeFromBuckets(waiter, rule, [blocker, bucket], [1, 3]);
+    for (let tries = 0; ; tries += 1) {
+      const { rows } = await db.pool.query<{ wait: string | null }>('select wait_event_type as wait from pg_stat_activity where pid = $1', [pid]);
+      if (rows[0]?.wait === 'Lock') {
+        break;
+      }
+      if (tries > 500) {
+        throw new Error('the waiter never waited for the lock');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const [later] = await takeFromBuckets(db.pool, rule, [bucket], [2]);
+    t.is(later!.admitted, 2);
+    await holder.query('commit');
+    const [first, second] = await waiting;
+    t.is(first!.admitted, 1);
+    t.is(second!.admitted, 3, 'the rest of the burst, as if the two statements had run one after the other');
+    t.is(Math.round(second!.usedUs / rule.intervalUs), 5);
+  } finally {
+    await holder.query('rollback').catch(() => undefined);
+    holder.release();
+    waiter.release();
+  }
+});
