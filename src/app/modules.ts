@@ -181,6 +181,7 @@ export async function createModules(config: Config, platform: Platform, options:
       workers: config.jobWorkers,
       queues: config.jobQueues,
       leaseSeconds: config.jobLeaseSeconds,
+      runningInstances: releases.runningInstances,
       recordAudit,
     });
     jobsCreated.service = jobs.service;

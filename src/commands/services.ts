@@ -76,6 +76,7 @@ export async function withServices<T>(pool: pg.Pool, url: string, config: Config
       workers: 0,
       queues: [],
       leaseSeconds: config.jobLeaseSeconds,
+      runningInstances: () => undefined,
       recordAudit,
     });
     jobsCreated.service = jobs.api.service;

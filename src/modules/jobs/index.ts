@@ -39,6 +39,8 @@ export interface JobsNeeds {
   workers: number;
   queues: string[];
   leaseSeconds: number;
+  /** Running instances across the cluster (the heartbeat's count); they share the sweep of abandoned runs. */
+  runningInstances: () => number | undefined;
   recordAudit: RecordAudit;
 }
 
@@ -63,7 +65,7 @@ export const jobsModule = defineModule({
       },
       routeDeps: service,
       start() {
-        stopScheduler = startJobScheduler({ db: needs.pool, listener: needs.listener, jobs, logger }).stop;
+        stopScheduler = startJobScheduler({ db: needs.pool, listener: needs.listener, jobs, logger, runningInstances: needs.runningInstances }).stop;
         if (needs.workers > 0) {
           stopWorkers = startJobWorkers({ ...needs, db: needs.pool, jobs, logger, metrics }).stop;
         }

@@ -18,8 +18,14 @@ export interface JobSchedulerOptions {
    * instance, and a reconnected listener ticks at once.
    */
   maxTickMs?: number;
-  /** How often this instance fails runs abandoned on their last attempt (their lease expired). */
+  /**
+   * How often the cluster fails runs abandoned on their last attempt (their lease expired): each
+   * instance sweeps about every `sweepEveryMs` x the running instances, at a random phase, so the
+   * sweeps do not grow with the instance count (issue 16).
+   */
   sweepEveryMs?: number;
+  /** Running instances across the cluster; 1 while unknown. */
+  runningInstances?: () => number | undefined;
 }
 
 export interface JobScheduler {
@@ -63,7 +69,7 @@ export function startJobScheduler(options: JobSchedulerOptions): JobScheduler {
   const handled = new Map<string, number>();
   const warned = new Set<string>();
   let known = false;
-  let lastSweep = 0;
+  let nextSweep = 0;
   let timer: NodeJS.Timeout | undefined;
   let ticking: Promise<void> | undefined;
   let again = false;
@@ -108,14 +114,15 @@ export function startJobScheduler(options: JobSchedulerOptions): JobScheduler {
         wait = Math.min(wait, untilNext + AFTER_SLOT_MS);
       }
     }
-    if (Date.now() - lastSweep >= sweepEveryMs) {
-      lastSweep = Date.now();
+    if (Date.now() >= nextSweep) {
+      const sharers = Math.max(1, options.runningInstances?.() ?? 1);
+      nextSweep = Date.now() + sweepEveryMs * sharers * (0.5 + Math.random());
       const failed = await failAbandonedRuns(db);
       if (failed > 0) {
         logger.warn({ runs: failed }, 'runs failed: their instance stopped during the last attempt');
       }
     }
-    wait = Math.min(wait, lastSweep + sweepEveryMs - Date.now());
+    wait = Math.min(wait, nextSweep - Date.now());
     return Math.max(20, wait);
   }
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { withTimeout } from '../../platform/time.ts';
-import { type InstanceRecord, countRunningInstances, markInstanceStopped, registerInstance, touchInstance } from './store.ts';
+import { type InstanceRecord, beatInstance, markInstanceStopped, registerInstance } from './store.ts';
 
 export interface InstanceTracker {
   /** Running instances across the cluster (this one included) as read at the last good beat; undefined until then. */
@@ -19,12 +19,14 @@ export function trackInstance(db: Queryable, record: InstanceRecord, logger: Log
   let running: number | undefined;
   const beat = async () => {
     try {
-      if (!registered || !(await withTimeout(touchInstance(db, record.instanceId), 2_000))) {
+      const touch = () => withTimeout(beatInstance(db, record.instanceId, (3 * intervalMs) / 1000), 2_000);
+      let beaten = registered ? await touch() : undefined;
+      if (!beaten?.touched) {
         await withTimeout(registerInstance(db, record), 2_000);
         registered = true;
+        beaten = await touch();
       }
-      // Read after this instance's own beat, so it counts itself.
-      running = Math.max(1, await withTimeout(countRunningInstances(db, (3 * intervalMs) / 1000), 2_000));
+      running = beaten.running;
     } catch (error) {
       logger.warn({ err: error }, 'instance heartbeat failed; retrying at the next beat');
     }

@@ -29,13 +29,25 @@ export async function registerInstance(db: Queryable, record: InstanceRecord): P
   ]);
 }
 
-const touchInstanceSql = `
-update release_instances set last_seen_at = now() where instance_id = $1 and stopped_at is null`;
+// One statement per beat: the touch and the count of running instances. The count reads the
+// snapshot before the touch, so this instance counts itself by its id, whatever its last beat.
+const beatInstanceSql = `
+with touched as (
+  update release_instances set last_seen_at = now() where instance_id = $1 and stopped_at is null
+  returning instance_id
+)
+select exists (select 1 from touched) as touched,
+       1 + (select count(*)::int from release_instances
+            where stopped_at is null and last_seen_at > now() - make_interval(secs => $2) and instance_id <> $1) as running`;
 
-/** Returns false when the row is gone (pruned, or the table restored), so the caller re-registers. */
-export async function touchInstance(db: Queryable, instanceId: string): Promise<boolean> {
-  const result = await db.query(touchInstanceSql, [instanceId]);
-  return result.rowCount === 1;
+/**
+ * Touches this instance's row and counts running instances (not stopped, seen within
+ * `staleAfterSeconds`, on the database clock) on every host. `touched` is false when the row is
+ * gone (pruned, or the table restored), so the caller re-registers.
+ */
+export async function beatInstance(db: Queryable, instanceId: string, staleAfterSeconds: number): Promise<{ touched: boolean; running: number }> {
+  const result = await db.query<{ touched: boolean; running: number }>(beatInstanceSql, [instanceId, staleAfterSeconds]);
+  return result.rows[0]!;
 }
 
 const stopInstanceSql = `
@@ -43,17 +55,6 @@ update release_instances set stopped_at = now(), last_seen_at = now() where inst
 
 export async function markInstanceStopped(db: Queryable, instanceId: string): Promise<void> {
   await db.query(stopInstanceSql, [instanceId]);
-}
-
-const countRunningSql = `
-select count(*)::int as running
-from release_instances
-where stopped_at is null and last_seen_at > now() - make_interval(secs => $1)`;
-
-/** Running instances on every host: not stopped and seen within `staleAfterSeconds`, on the database clock. */
-export async function countRunningInstances(db: Queryable, staleAfterSeconds: number): Promise<number> {
-  const result = await db.query<{ running: number }>(countRunningSql, [staleAfterSeconds]);
-  return result.rows[0]!.running;
 }
 
 export interface InstanceRow {

@@ -133,3 +133,37 @@ test('between slots an idle scheduler reads the definitions when notified, not o
   }
   t.pass();
 });
+
+test('the running instances share the sweep of abandoned runs: each sweeps about every interval times their count', async (t) => {
+  const sweepsBy = async (runningInstances: number) => {
+    const at: number[] = [];
+    const counting = {
+      query: ((text: string, values?: unknown[]) => {
+        if (text.includes('lease_expired')) {
+          at.push(performance.now());
+        }
+        return db.pool.query(text, values);
+      }) as typeof db.pool.query,
+    };
+    const listener = createNotificationListener(db.url, logger);
+    const scheduler = startJobScheduler({
+      db: counting,
+      listener,
+      jobs: createJobRegistry([job(`hourly_sweep_${runningInstances}`, '@every 1h')]),
+      logger,
+      sweepEveryMs: 40,
+      runningInstances: () => runningInstances,
+    });
+    await waitFor(async () => (at.length > 0 ? true : undefined), 5_000, 'the first sweep');
+    await sleep(1_500);
+    await scheduler.stop();
+    await listener.close();
+    return at;
+  };
+  // Alone: every 20-60 ms; a slow machine only makes fewer.
+  t.true((await sweepsBy(1)).length >= 3);
+  // One of 50: at least 1 s apart (timers never fire early), so one or two in 1.5 s.
+  const shared = await sweepsBy(50);
+  t.true(shared.length <= 2, `${shared.length} sweeps`);
+  t.true(shared.length < 2 || shared[1]! - shared[0]! >= 999);
+});
