@@ -94,7 +94,12 @@ export async function runPrimary(config: Config): Promise<void> {
   await migrate(database, logger);
   const podRateLimits: PodRateLimits | undefined =
     config.rateLimitBatching === 'pod'
-      ? await decideForPod(database.url, { connections: config.pools.rateLimit, pooling: config.databasePooling, registry: metrics.registry })
+      ? await decideForPod(database.url, {
+          connections: config.pools.rateLimit,
+          spacingMs: config.rateLimitSpacingMs,
+          pooling: config.databasePooling,
+          registry: metrics.registry,
+        })
       : undefined;
   database.supervise({
     died: () => logger.error('embedded PostgreSQL died; restarting it'),

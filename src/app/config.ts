@@ -20,6 +20,11 @@ export interface Config {
    * statements and on one decision pool) or `instance` (each instance on its own pool); ADR 0020.
    */
   rateLimitBatching: RateLimitBatching;
+  /**
+   * APP_RATELIMIT_SPACING_MS: least time between the starts of the pod's decision statements of one
+   * limiter while keys keep coming; what a decision may wait under load for fewer statements.
+   */
+  rateLimitSpacingMs: number;
   dataDir: string;
   instances: number;
   jobWorkers: number;
@@ -211,6 +216,7 @@ export function loadConfig(env: Env = process.env): Config {
       taskThread: integer(env, 'DATABASE_TASK_POOL_SIZE', 3, 2, 16),
     },
     rateLimitBatching: rateLimitBatching(env),
+    rateLimitSpacingMs: integer(env, 'APP_RATELIMIT_SPACING_MS', 20, 0, 1000),
     dataDir: resolve(env.APP_DATA_DIR || '.data'),
     instances: integer(env, 'APP_INSTANCES', availableParallelism(), 1, 64),
     jobWorkers: integer(env, 'APP_JOB_WORKERS', 1, 0, 64),

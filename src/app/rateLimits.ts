@@ -64,9 +64,17 @@ export interface PodRateLimits {
  * statements carry every instance's keys. An instance keeps its own bound on a decision and
  * decides alone past it, so a primary that does not answer in time counts as a database that does not.
  */
-export async function decideForPod(databaseUrl: string, options: RateLimitPoolOptions & { connections: number; registry: client.Registry }): Promise<PodRateLimits> {
+export async function decideForPod(
+  databaseUrl: string,
+  options: RateLimitPoolOptions & { connections: number; spacingMs: number; registry: client.Registry },
+): Promise<PodRateLimits> {
   const pool = openRateLimitPool(databaseUrl, 'backplane-primary-ratelimit', DEFAULT_DECISION_TIMEOUT_MS, options);
-  const decisions = createPodDecisions({ db: pool, maxInFlight: options.connections, sent: createStatementMetrics(options.registry) });
+  const decisions = createPodDecisions({
+    db: pool,
+    maxInFlight: options.connections,
+    statementSpacingMs: options.spacingMs,
+    sent: createStatementMetrics(options.registry),
+  });
   // Opened now, so the first decisions do not pay for it; a database not up yet is retried by the decisions themselves.
   await Promise.all(Array.from({ length: options.connections }, () => pool.query('select 1').catch(() => undefined)));
   return {

@@ -24,8 +24,11 @@ for (const [name, value] of [
   ['DATABASE_TASK_POOL_SIZE', '1'],
   ['DATABASE_POOLING', 'statement'],
   ['APP_RATELIMIT_BATCHING', 'cluster'],
+  ['APP_RATELIMIT_SPACING_MS', '-1'],
+  ['APP_RATELIMIT_SPACING_MS', '1001'],
+  ['APP_RATELIMIT_SPACING_MS', '5ms'],
 ] as const) {
-  test(`an invalid ${name} stops start-up naming the variable`, (t) => {
+  test(`an invalid ${name} (${JSON.stringify(value)}) stops start-up naming the variable`, (t) => {
     const error = t.throws(() => loadConfig({ [name]: value }), { instanceOf: ConfigError });
     t.regex(error!.message, new RegExp(name));
   });
@@ -56,6 +59,12 @@ test('the connection budget adds the pools, LISTEN and the purges of an instance
     perPod: 0,
     perProcess: 42,
   });
+});
+
+test('the pod spaces one limiter\'s decision statements 20 ms apart unless told otherwise', (t) => {
+  t.is(loadConfig({}).rateLimitSpacingMs, 20);
+  t.is(loadConfig({ APP_RATELIMIT_SPACING_MS: '0' }).rateLimitSpacingMs, 0);
+  t.is(loadConfig({ APP_RATELIMIT_SPACING_MS: '150' }).rateLimitSpacingMs, 150);
 });
 
 test('metrics are never served on the API port', (t) => {

@@ -28,7 +28,8 @@ export interface PodDecisionOptions {
   sent(limiter: string, keys: number): void;
   maxBatchKeys?: number;
   parallelBatchKeys?: number;
-  batchWindowMs?: number;
+  /** Least time between the starts of one limiter's statements (APP_RATELIMIT_SPACING_MS; ADR 0020). */
+  statementSpacingMs: number;
 }
 
 export interface PodDecisions {
@@ -56,6 +57,8 @@ interface Group {
   limiter: string;
   rule: BucketRule;
   pending: Map<string, MergedKey>;
+  /** When its last statement left (performance.now()). */
+  startedAt: number;
 }
 
 export const isPodTake = (message: unknown): message is PodTakeMessage =>
@@ -88,14 +91,16 @@ function wellFormed(message: PodTakeMessage): boolean {
  * The pod's rate-limit decisions, run by the cluster primary for every instance it forked. The
  * database's cost is per statement (ADR 0020, amendment 2026-11-25), so batches from all instances
  * of one limiter merge into one statement: a key asked by two instances is one row update whose
- * admitted hits go to the first asker's hits first. The policy is the instance limiter's own: a
- * statement leaves at once when none is in flight, a second one only when many keys wait, and
- * after a statement of several keys the next waits `batchWindowMs` for the clients just answered.
+ * admitted hits go to the first asker's hits first. A limiter's statements start at least
+ * `statementSpacingMs` apart: a key that arrives after a quiet spell leaves at once, and under load
+ * a statement carries what every instance sent meanwhile, so the pod's statements per second, not
+ * its instance count, bound what it costs the database. A second statement may be in flight only
+ * when many keys wait.
  */
 export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
   const maxBatchKeys = options.maxBatchKeys ?? 1_000;
   const parallelBatchKeys = options.parallelBatchKeys ?? 32;
-  const batchWindowMs = options.batchWindowMs ?? 4;
+  const { statementSpacingMs } = options;
   const groups = new Map<string, Group>();
   let inFlight = 0;
 
@@ -118,6 +123,7 @@ export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
     // Sorted keys lock rows in one order in every statement: concurrent statements cannot deadlock.
     merged.sort((a, b) => Buffer.compare(a.key, b.key));
     options.sent(group.limiter, merged.length);
+    group.startedAt = performance.now();
     inFlight += 1;
     const keys = merged.map((entry) => entry.key);
     const hits = merged.map((entry) => entry.hits);
@@ -142,15 +148,24 @@ export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
       )
       .finally(() => {
         inFlight -= 1;
-        scheduleFlush(merged.length > 1 ? batchWindowMs : 0);
+        scheduleFlush();
       });
   };
 
   const scheduleFlush = scheduledFlushes(() => {
+    let soonest = Infinity;
     for (const group of groups.values()) {
       while (mayStartStatement(group.pending.size, inFlight, options.maxInFlight, parallelBatchKeys)) {
+        const early = group.startedAt + statementSpacingMs - performance.now();
+        if (early > 0) {
+          soonest = Math.min(soonest, early);
+          break;
+        }
         send(group);
       }
+    }
+    if (soonest < Infinity) {
+      scheduleFlush(Math.ceil(soonest));
     }
   });
 
@@ -159,7 +174,7 @@ export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
     const id = `${limiter}\0${rule.intervalUs}\0${rule.burst}`;
     let group = groups.get(id);
     if (!group) {
-      group = { limiter, rule: { intervalUs: rule.intervalUs, burst: rule.burst }, pending: new Map() };
+      group = { limiter, rule: { intervalUs: rule.intervalUs, burst: rule.burst }, pending: new Map(), startedAt: -Infinity };
       groups.set(id, group);
     }
     return group;

@@ -35,11 +35,20 @@ function newPool(url = db.url): InstrumentedPool {
   return pool;
 }
 
-/** The primary's decisions and what they sent: one entry per statement, its keys. */
-function primary(url?: string): { decisions: PodDecisions; statements: number[] } {
+/** The primary's decisions and what they sent: one entry per statement, its keys, and when it left. */
+function primary(url?: string, statementSpacingMs = 0): { decisions: PodDecisions; statements: number[]; startedAt: number[] } {
   const statements: number[] = [];
-  const decisions = createPodDecisions({ db: newPool(url), maxInFlight: 2, sent: (_limiter, keys) => statements.push(keys) });
-  return { decisions, statements };
+  const startedAt: number[] = [];
+  const decisions = createPodDecisions({
+    db: newPool(url),
+    maxInFlight: 2,
+    statementSpacingMs,
+    sent: (_limiter, keys) => {
+      statements.push(keys);
+      startedAt.push(performance.now());
+    },
+  });
+  return { decisions, statements, startedAt };
 }
 
 /** One instance's end of the channel, answered by `decisions` as the cluster primary answers a worker, through JSON. */
@@ -91,6 +100,28 @@ test('batches of several instances that arrive together share one statement; a k
   t.like(b.outcomes![1], { admitted: 3, before: 2 });
   t.like(b.outcomes![0], { admitted: 1, before: 0 });
   t.is(a.outcomes![0]!.usedUs, b.outcomes![1]!.usedUs);
+});
+
+test('statements of one limiter start at least the spacing apart: keys that come meanwhile wait and share the next, a key after a quiet spell leaves at once', async (t) => {
+  const spacingMs = 1_500;
+  const { decisions, statements, startedAt } = primary(undefined, spacingMs);
+  const rule = gcraRule({ limit: 5, periodSeconds: 3600 });
+  const base = Date.now() * 16;
+  const first = ask(decisions, { limiter: 'login', rule, keys: [hex(base)], hits: [1] }, 1);
+  // Sent in the turn after it arrived: nothing left before it.
+  await new Promise((resolve) => setImmediate(resolve));
+  t.deepEqual(statements, [1]);
+  const second = ask(decisions, { limiter: 'login', rule, keys: [hex(base + 1)], hits: [1] }, 2);
+  await new Promise((resolve) => setImmediate(resolve));
+  const third = ask(decisions, { limiter: 'login', rule, keys: [hex(base + 2), hex(base + 3)], hits: [1, 1] }, 3);
+  const answers = await Promise.all([first, second, third]);
+  t.true(answers.every((answer) => answer.outcomes?.every((outcome) => outcome.admitted === 1)));
+  t.deepEqual(statements, [1, 3]);
+  // Timers never fire early by more than their rounding.
+  t.true(startedAt[1]! - startedAt[0]! >= spacingMs - 2, `${startedAt[1]! - startedAt[0]!} ms apart`);
+  await new Promise((resolve) => setTimeout(resolve, spacingMs));
+  await ask(decisions, { limiter: 'login', rule, keys: [hex(base + 4)], hits: [1] }, 4);
+  t.deepEqual(statements, [1, 3, 1]);
 });
 
 test('two instances of a pod admit exactly the budget of a key they both take, in one statement per turn', async (t) => {
