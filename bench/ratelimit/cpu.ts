@@ -1,13 +1,29 @@
 // CPU time of process trees from /proc (Linux), so a run reports what each decision cost in CPU,
 // which other load on the machine does not change the way it changes requests per second.
+// Each process's time is its threads' run time from schedstat, in nanoseconds: /proc/<pid>/stat
+// counts 10 ms ticks, and a run of a few thousand decisions is only 10-40 of them (issue 16).
 import { readFileSync, readdirSync } from 'node:fs';
 
-const TICKS_PER_SECOND = 100;
+const NS_PER_TICK = 10_000_000;
 
 interface ProcessStat {
   pid: number;
   parent: number;
-  ticks: number;
+  /** CPU nanoseconds so far: from schedstat, or from ticks where the kernel has no schedstat. */
+  ns: number;
+}
+
+/** The process's threads' run time in nanoseconds, or undefined without schedstat. */
+function runNs(pid: string): number | undefined {
+  try {
+    let total = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    }
+    return Number.isFinite(total) ? total : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function readStats(): ProcessStat[] {
@@ -20,7 +36,7 @@ function readStats(): ProcessStat[] {
       const text = readFileSync(`/proc/${name}/stat`, 'utf8');
       // Fields after the command name, which is in parentheses and may contain spaces.
       const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      stats.push({ pid: Number(name), parent: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+      stats.push({ pid: Number(name), parent: Number(fields[1]), ns: (Number(fields[11]) + Number(fields[12])) * NS_PER_TICK });
     } catch {
       // the process ended while listing
     }
@@ -28,8 +44,8 @@ function readStats(): ProcessStat[] {
   return stats;
 }
 
-/** CPU ticks so far of every process in each tree, keyed by root pid, then by process pid. */
-export function treeTicks(roots: number[]): Map<number, Map<number, number>> {
+/** CPU nanoseconds so far of every process in each tree, keyed by root pid, then by process pid. */
+export function treeCpu(roots: number[]): Map<number, Map<number, number>> {
   const stats = readStats();
   const children = new Map<number, ProcessStat[]>();
   for (const stat of stats) {
@@ -42,7 +58,7 @@ export function treeTicks(roots: number[]): Map<number, Map<number, number>> {
     const stack = byPid.has(root) ? [byPid.get(root)!] : [];
     while (stack.length > 0) {
       const stat = stack.pop()!;
-      tree.set(stat.pid, stat.ticks);
+      tree.set(stat.pid, runNs(String(stat.pid)) ?? stat.ns);
       stack.push(...(children.get(stat.pid) ?? []));
     }
     trees.set(root, tree);
@@ -56,11 +72,11 @@ export function treeTicks(roots: number[]): Map<number, Map<number, number>> {
  * connections closing) cannot be read and are left out.
  */
 export function cpuMsBetween(before: Map<number, Map<number, number>>, after: Map<number, Map<number, number>>, root: number): number {
-  let ticks = 0;
+  let ns = 0;
   for (const [pid, end] of after.get(root) ?? []) {
-    ticks += end - (before.get(root)?.get(pid) ?? 0);
+    ns += end - (before.get(root)?.get(pid) ?? 0);
   }
-  return (ticks * 1000) / TICKS_PER_SECOND;
+  return ns / 1e6;
 }
 
 /** This process's own CPU milliseconds (autocannon runs here). */

@@ -1,7 +1,7 @@
 // One bounded autocannon run whose requests come from chosen clients (X-Forwarded-For through a
 // trusted loopback proxy), counting per client what was admitted (any answer but 429).
 import autocannon from 'autocannon';
-import { cpuMsBetween, ownCpuMs, treeTicks } from './cpu.ts';
+import { cpuMsBetween, ownCpuMs, treeCpu } from './cpu.ts';
 
 /**
  * A POST under /auth with no route: the per-address limit decides it, then the router answers 404,
@@ -57,7 +57,7 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
   const admitted = new Map<string, number>();
   let refused = 0;
   let next = 0;
-  const cpuBefore = treeTicks([...servers, options.pids.database]);
+  const cpuBefore = treeCpu([...servers, options.pids.database]);
   const ownBefore = ownCpuMs();
   const started = performance.now();
   // One load generator per target, each with its share; clients are taken in turn by all of them.
@@ -92,7 +92,7 @@ export async function runScenario(options: Scenario): Promise<ScenarioResult> {
   const [results] = await Promise.all([Promise.all(loads), options.alongside?.()]);
   const result = combine(results);
   const elapsedSeconds = (performance.now() - started) / 1000;
-  const cpuAfter = treeTicks([...servers, options.pids.database]);
+  const cpuAfter = treeCpu([...servers, options.pids.database]);
   const per1000 = (ms: number) => Number(((ms * 1000) / Math.max(1, result.requests.total)).toFixed(1));
   const cpuMsPer1000 = {
     server: per1000(servers.reduce((sum, pid) => sum + cpuMsBetween(cpuBefore, cpuAfter, pid), 0)),

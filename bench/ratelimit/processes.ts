@@ -8,7 +8,7 @@ import { freePort, openEmbeddedDatabase } from '../../src/platform/db/embedded.t
 import { migrateUp } from '../../src/platform/db/migrations.ts';
 import { createPool } from '../../src/platform/db/pool.ts';
 import { stopChild, waitForHttp } from '../support/harness.ts';
-import { treeTicks } from './cpu.ts';
+import { treeCpu } from './cpu.ts';
 
 export const root = join(import.meta.dirname, '..', '..');
 
@@ -95,7 +95,7 @@ export async function startScript(script: string, env: Record<string, string>): 
  */
 export async function pauseTree(rootPid: number, ms: number): Promise<void> {
   process.kill(rootPid, 'SIGSTOP');
-  const pids = [...(treeTicks([rootPid]).get(rootPid)?.keys() ?? [])];
+  const pids = [...(treeCpu([rootPid]).get(rootPid)?.keys() ?? [])];
   try {
     for (const pid of pids.filter((pid) => pid !== rootPid)) {
       signal(pid, 'SIGSTOP');

@@ -19,7 +19,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { cpuMsBetween, treeTicks } from './cpu.ts';
+import { cpuMsBetween, treeCpu } from './cpu.ts';
 import { type ScenarioResult, runScenario } from './load.ts';
 import { benchPostgres } from './postgres.ts';
 import { type Server, root, settleDatabase, startDatabase, startScript, startService } from './processes.ts';
@@ -30,7 +30,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? '12');
 const warmUpSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? '10');
 const rate = Number(process.env.BENCH_RATE ?? '400');
 // Rounds of every layout in turn; the table shows each layout's median (a run's database CPU is
-// 10-40 ticks of 10 ms, and the machine is shared). BENCH_PER_INSTANCE=0 leaves out the layouts
+// a few hundred ms of CPU, and the machine is shared). BENCH_PER_INSTANCE=0 leaves out the layouts
 // batched per instance, to spend the rounds on the goals' rows.
 const rounds = Number(process.env.BENCH_ROUNDS ?? '1');
 const perInstance = process.env.BENCH_PER_INSTANCE !== '0';
@@ -133,10 +133,10 @@ const runs: Array<ScenarioResult & { round: number; instances: number; pods: num
 
 /** PostgreSQL's CPU milliseconds per second while the servers stand idle for `seconds`. */
 async function idleDatabaseCpu(databasePid: number): Promise<number> {
-  const before = treeTicks([databasePid]);
+  const before = treeCpu([databasePid]);
   const started = performance.now();
   await sleep(seconds * 1000);
-  return cpuMsBetween(before, treeTicks([databasePid]), databasePid) / ((performance.now() - started) / 1000);
+  return cpuMsBetween(before, treeCpu([databasePid]), databasePid) / ((performance.now() - started) / 1000);
 }
 const plan = Array.from({ length: rounds }, (_v, round) => layouts.map((layout) => ({ round, layout }))).flat();
 try {
