@@ -97,6 +97,7 @@ export async function runPrimary(config: Config): Promise<void> {
       ? await decideForPod(database.url, {
           connections: config.pools.rateLimit,
           spacingMs: config.rateLimitSpacingMs,
+          instances: config.instances,
           pooling: config.databasePooling,
           registry: metrics.registry,
         })

@@ -66,13 +66,14 @@ export interface PodRateLimits {
  */
 export async function decideForPod(
   databaseUrl: string,
-  options: RateLimitPoolOptions & { connections: number; spacingMs: number; registry: client.Registry },
+  options: RateLimitPoolOptions & { connections: number; spacingMs: number; instances: number; registry: client.Registry },
 ): Promise<PodRateLimits> {
   const pool = openRateLimitPool(databaseUrl, 'backplane-primary-ratelimit', DEFAULT_DECISION_TIMEOUT_MS, options);
   const decisions = createPodDecisions({
     db: pool,
     maxInFlight: options.connections,
     statementSpacingMs: options.spacingMs,
+    instances: options.instances,
     sent: createStatementMetrics(options.registry),
   });
   // Opened now, so the first decisions do not pay for it; a database not up yet is retried by the decisions themselves.
@@ -81,7 +82,7 @@ export async function decideForPod(
     serve(worker) {
       worker.on('message', (message: unknown) => {
         if (isPodTake(message)) {
-          decisions.take(message, (answer) => worker.isConnected() && worker.send(answer, () => undefined));
+          decisions.take(message, (answer) => worker.isConnected() && worker.send(answer, () => undefined), worker.id);
         }
       });
     },

@@ -1,4 +1,4 @@
-import { mayStartStatement, scheduledFlushes } from './flushes.ts';
+import { mayStartStatement } from './flushes.ts';
 import type { BucketOutcome, BucketRule, StatementRunner } from './store.ts';
 import { takeFromBuckets } from './store.ts';
 
@@ -30,15 +30,23 @@ export interface PodDecisionOptions {
   parallelBatchKeys?: number;
   /** Least time between the starts of one limiter's statements (APP_RATELIMIT_SPACING_MS; ADR 0020). */
   statementSpacingMs: number;
+  /** The pod's instances: once each has a batch here, no key can come before an answer, and none waits for the spacing. */
+  instances: number;
 }
 
 export interface PodDecisions {
-  /** Decides one instance's batch with every other instance's of the same limiter and rule; `reply` gets the answer once. */
-  take(message: PodTakeMessage, reply: (answer: PodTakenMessage) => void): void;
+  /**
+   * Decides one instance's batch with every other instance's of the same limiter and rule; `reply`
+   * gets the answer once. `sender` names the instance (its worker id): it sends its next batch
+   * only once answered.
+   */
+  take(message: PodTakeMessage, reply: (answer: PodTakenMessage) => void, sender: number): void;
 }
 
 interface Batch {
   message: PodTakeMessage;
+  /** The instance that sent it, while it waits for its answer; undefined once answered or when never counted. */
+  sender?: number;
   reply(answer: PodTakenMessage): void;
   outcomes: BucketOutcome[];
   /** Keys of this batch not decided yet. */
@@ -92,21 +100,34 @@ function wellFormed(message: PodTakeMessage): boolean {
  * database's cost is per statement (ADR 0020, amendment 2026-11-25), so batches from all instances
  * of one limiter merge into one statement: a key asked by two instances is one row update whose
  * admitted hits go to the first asker's hits first. A limiter's statements start at least
- * `statementSpacingMs` apart: a key that arrives after a quiet spell leaves at once, and under load
- * a statement carries what every instance sent meanwhile, so the pod's statements per second, not
- * its instance count, bound what it costs the database. A second statement may be in flight only
- * when many keys wait.
+ * `statementSpacingMs` apart while they would carry few keys: a key that arrives after a quiet
+ * spell leaves at once, and under load a statement carries what every instance sent meanwhile, so
+ * the pod's statements per second, not its instance count, bound what it costs the database. Once
+ * `parallelBatchKeys` wait, or once every instance of the pod has a batch waiting here (each sends
+ * its next only when answered, so nothing more can come), a statement leaves without waiting: at
+ * saturation the spacing would only add latency. A second one may be in flight past
+ * `parallelBatchKeys`.
  */
 export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
   const maxBatchKeys = options.maxBatchKeys ?? 1_000;
   const parallelBatchKeys = options.parallelBatchKeys ?? 32;
   const { statementSpacingMs } = options;
   const groups = new Map<string, Group>();
+  /** Batches waiting for their answer, by instance. */
+  const waitingBy = new Map<number, number>();
   let inFlight = 0;
 
   const answer = (batch: Batch, reply: Omit<PodTakenMessage, 'type' | 'id'>) => {
     if (!batch.answered) {
       batch.answered = true;
+      if (batch.sender !== undefined) {
+        const left = (waitingBy.get(batch.sender) ?? 1) - 1;
+        if (left > 0) {
+          waitingBy.set(batch.sender, left);
+        } else {
+          waitingBy.delete(batch.sender);
+        }
+      }
       batch.reply({ type: 'backplane:ratelimit:taken', id: batch.message.id, ...reply });
     }
   };
@@ -148,26 +169,39 @@ export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
       )
       .finally(() => {
         inFlight -= 1;
-        scheduleFlush();
+        flushSoon();
       });
   };
 
-  const scheduleFlush = scheduledFlushes(() => {
+  // Every take and every answered statement looks again at once (a take may be the one that makes
+  // every instance wait); what must wait for the spacing sets the one timer to the soonest moment.
+  let looking = false;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
     let soonest = Infinity;
+    const everyInstanceWaits = waitingBy.size >= options.instances;
     for (const group of groups.values()) {
       while (mayStartStatement(group.pending.size, inFlight, options.maxInFlight, parallelBatchKeys)) {
         const early = group.startedAt + statementSpacingMs - performance.now();
-        if (early > 0) {
+        if (early > 0 && group.pending.size < parallelBatchKeys && !everyInstanceWaits) {
           soonest = Math.min(soonest, early);
           break;
         }
         send(group);
       }
     }
-    if (soonest < Infinity) {
-      scheduleFlush(Math.ceil(soonest));
+    clearTimeout(timer);
+    timer = soonest < Infinity ? setTimeout(flush, Math.ceil(soonest)) : undefined;
+  };
+  const flushSoon = () => {
+    if (!looking) {
+      looking = true;
+      setImmediate(() => {
+        looking = false;
+        flush();
+      });
     }
-  });
+  };
 
   const groupOf = (limiter: string, rule: BucketRule): Group => {
     // A limit changed in the settings reaches instances one by one: each rule has statements of its own.
@@ -181,7 +215,7 @@ export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
   };
 
   return {
-    take(message, reply) {
+    take(message, reply, sender) {
       const batch: Batch = { message, reply, outcomes: [], waiting: 0, answered: false };
       if (!wellFormed(message)) {
         answer(batch, { error: 'malformed rate-limit batch' });
@@ -196,6 +230,8 @@ export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
         );
         return;
       }
+      batch.sender = sender;
+      waitingBy.set(sender, (waitingBy.get(sender) ?? 0) + 1);
       const group = groupOf(message.limiter, message.rule);
       message.keys.forEach((hex, index) => {
         let entry = group.pending.get(hex);
@@ -206,7 +242,7 @@ export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
         entry.parts.push({ batch, index, before: entry.hits });
         entry.hits += message.hits[index]!;
       });
-      scheduleFlush();
+      flushSoon();
     },
   };
 }

@@ -27,6 +27,7 @@ test.after.always(async () => {
 
 const silent = pino({ level: 'silent' });
 let unique = 0;
+let senders = 0;
 const freshKey = () => `pod-${process.pid}-${Date.now()}-${(unique += 1)}`;
 
 function newPool(url = db.url): InstrumentedPool {
@@ -36,13 +37,14 @@ function newPool(url = db.url): InstrumentedPool {
 }
 
 /** The primary's decisions and what they sent: one entry per statement, its keys, and when it left. */
-function primary(url?: string, statementSpacingMs = 0): { decisions: PodDecisions; statements: number[]; startedAt: number[] } {
+function primary(url?: string, statementSpacingMs = 0, instances = 2): { decisions: PodDecisions; statements: number[]; startedAt: number[] } {
   const statements: number[] = [];
   const startedAt: number[] = [];
   const decisions = createPodDecisions({
     db: newPool(url),
     maxInFlight: 2,
     statementSpacingMs,
+    instances,
     sent: (_limiter, keys) => {
       statements.push(keys);
       startedAt.push(performance.now());
@@ -52,14 +54,14 @@ function primary(url?: string, statementSpacingMs = 0): { decisions: PodDecision
 }
 
 /** One instance's end of the channel, answered by `decisions` as the cluster primary answers a worker, through JSON. */
-function channelTo(decisions: PodDecisions): PodChannel {
+function channelTo(decisions: PodDecisions, sender: number): PodChannel {
   const incoming = new EventEmitter();
   return {
     send(message, callback) {
       const copy = JSON.parse(JSON.stringify(message)) as PodTakeMessage;
       setImmediate(() => {
         callback(null);
-        decisions.take(copy, (answer) => setImmediate(() => incoming.emit('message', JSON.parse(JSON.stringify(answer)))));
+        decisions.take(copy, (answer) => setImmediate(() => incoming.emit('message', JSON.parse(JSON.stringify(answer)))), sender);
       });
     },
     on: (event, listener) => incoming.on(event, listener),
@@ -69,7 +71,7 @@ function channelTo(decisions: PodDecisions): PodChannel {
 /** An instance of the pod: its limiter sends each turn's takes to the primary, as the module sets it up. */
 function instanceOf(decisions: PodDecisions, limit: RateLimit, liveInstances = 2) {
   return createRateLimiter<'login'>({
-    take: podBuckets(channelTo(decisions), 20_000),
+    take: podBuckets(channelTo(decisions, (senders += 1)), 20_000),
     ...POD_BATCHING,
     limits: { login: () => limit },
     logger: silent,
@@ -78,8 +80,8 @@ function instanceOf(decisions: PodDecisions, limit: RateLimit, liveInstances = 2
   });
 }
 
-const ask = (decisions: PodDecisions, message: Omit<PodTakeMessage, 'type' | 'id'>, id = 1) =>
-  new Promise<PodTakenMessage>((resolve) => decisions.take({ type: 'backplane:ratelimit:take', id, ...message }, resolve));
+const ask = (decisions: PodDecisions, message: Omit<PodTakeMessage, 'type' | 'id'>, id = 1, sender = id) =>
+  new Promise<PodTakenMessage>((resolve) => decisions.take({ type: 'backplane:ratelimit:take', id, ...message }, resolve, sender));
 
 const hex = (n: number) => n.toString(16).padStart(64, '0');
 
@@ -102,26 +104,48 @@ test('batches of several instances that arrive together share one statement; a k
   t.is(a.outcomes![0]!.usedUs, b.outcomes![1]!.usedUs);
 });
 
-test('statements of one limiter start at least the spacing apart: keys that come meanwhile wait and share the next, a key after a quiet spell leaves at once', async (t) => {
+test('statements of one limiter start at least the spacing apart while few keys wait: keys that come meanwhile share the next, 32 waiting keys leave at once, a key after a quiet spell at once', async (t) => {
   const spacingMs = 1_500;
-  const { decisions, statements, startedAt } = primary(undefined, spacingMs);
+  // Asked as one instance of three: the others could still send.
+  const { decisions, statements, startedAt } = primary(undefined, spacingMs, 3);
   const rule = gcraRule({ limit: 5, periodSeconds: 3600 });
-  const base = Date.now() * 16;
-  const first = ask(decisions, { limiter: 'login', rule, keys: [hex(base)], hits: [1] }, 1);
+  const base = Date.now() * 64;
+  const keys = (from: number, count: number) => Array.from({ length: count }, (_v, index) => hex(base + from + index));
+  const first = ask(decisions, { limiter: 'login', rule, keys: keys(0, 1), hits: [1] }, 1, 1);
   // Sent in the turn after it arrived: nothing left before it.
   await new Promise((resolve) => setImmediate(resolve));
   t.deepEqual(statements, [1]);
-  const second = ask(decisions, { limiter: 'login', rule, keys: [hex(base + 1)], hits: [1] }, 2);
+  // A full batch does not wait for the spacing (parallelBatchKeys, 32).
+  const full = ask(decisions, { limiter: 'login', rule, keys: keys(1, 32), hits: Array.from({ length: 32 }, () => 1) }, 2, 1);
   await new Promise((resolve) => setImmediate(resolve));
-  const third = ask(decisions, { limiter: 'login', rule, keys: [hex(base + 2), hex(base + 3)], hits: [1, 1] }, 3);
-  const answers = await Promise.all([first, second, third]);
+  t.deepEqual(statements, [1, 32]);
+  const second = ask(decisions, { limiter: 'login', rule, keys: keys(33, 1), hits: [1] }, 3, 1);
+  await new Promise((resolve) => setImmediate(resolve));
+  const third = ask(decisions, { limiter: 'login', rule, keys: keys(34, 2), hits: [1, 1] }, 4, 1);
+  const answers = await Promise.all([first, full, second, third]);
   t.true(answers.every((answer) => answer.outcomes?.every((outcome) => outcome.admitted === 1)));
-  t.deepEqual(statements, [1, 3]);
+  t.deepEqual(statements, [1, 32, 3]);
   // Timers never fire early by more than their rounding.
-  t.true(startedAt[1]! - startedAt[0]! >= spacingMs - 2, `${startedAt[1]! - startedAt[0]!} ms apart`);
+  t.true(startedAt[2]! - startedAt[1]! >= spacingMs - 2, `${startedAt[2]! - startedAt[1]!} ms apart`);
   await new Promise((resolve) => setTimeout(resolve, spacingMs));
-  await ask(decisions, { limiter: 'login', rule, keys: [hex(base + 4)], hits: [1] }, 4);
-  t.deepEqual(statements, [1, 3, 1]);
+  await ask(decisions, { limiter: 'login', rule, keys: keys(36, 1), hits: [1] }, 5, 1);
+  t.deepEqual(statements, [1, 32, 3, 1]);
+});
+
+test('once every instance of the pod has a batch waiting, the statement leaves without waiting for the spacing', async (t) => {
+  const { decisions, statements } = primary(undefined, 10_000, 2);
+  const rule = gcraRule({ limit: 5, periodSeconds: 3600 });
+  const base = Date.now() * 64 + 1_000;
+  await ask(decisions, { limiter: 'login', rule, keys: [hex(base)], hits: [1] }, 1, 1);
+  t.deepEqual(statements, [1]);
+  const first = ask(decisions, { limiter: 'login', rule, keys: [hex(base + 1)], hits: [1] }, 2, 1);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.deepEqual(statements, [1], 'the other instance could still send');
+  const second = ask(decisions, { limiter: 'login', rule, keys: [hex(base + 2)], hits: [1] }, 3, 2);
+  const started = performance.now();
+  await Promise.all([first, second]);
+  t.deepEqual(statements, [1, 2]);
+  t.true(performance.now() - started < 10_000);
 });
 
 test('two instances of a pod admit exactly the budget of a key they both take, in one statement per turn', async (t) => {
