@@ -1,6 +1,7 @@
 /**
- * When a batcher (an instance's limiter, or the pod's primary) sends its next statement. Takes that
- * arrive in one turn of the event loop share one. Under load a statement keeps leaving right after
+ * When an instance's limiter sends its next statement (the pod's primary keeps its own timer,
+ * podDecisions.ts, and looks again on every take). Takes that arrive in one turn of the event loop
+ * share one. Under load a statement keeps leaving right after
  * the previous one returned and would carry only what arrived during that round trip: the clients
  * just answered come back a moment later and wait for the statement after. A statement costs far
  * more than a key, so after one of several keys the next waits `waitMs` for them (ADR 0020).
