@@ -45,7 +45,7 @@ export interface PodDecisions {
 
 interface Batch {
   message: PodTakeMessage;
-  /** The instance that sent it, while it waits for its answer; undefined once answered or when never counted. */
+  /** The instance that sent it, counted in `waitingBy` until answered; undefined for batches never counted (malformed, probes). */
   sender?: number;
   reply(answer: PodTakenMessage): void;
   outcomes: BucketOutcome[];
