@@ -1,5 +1,5 @@
 import { CLI_ACTOR, recordAuditEvent } from '../modules/audit/index.ts';
-import { createAccount, grantRoleToAccount, listAccounts, setAccountLockedByEmail } from '../modules/auth/index.ts';
+import { createAccount, grantRoleBy, listAccounts, setAccountLockedByEmail, withRoleChange } from '../modules/auth/index.ts';
 import { withTransaction } from '../platform/db/transaction.ts';
 import { type Flags, UsageError, flag, flagList, hasFlag, requiredFlag } from './args.ts';
 import { withDatabase } from './database.ts';
@@ -25,17 +25,11 @@ export async function accounts(flags: Flags): Promise<number> {
     const roles = flagList(flags, 'role');
     const account = await withDatabase(
       (pool) =>
-        withTransaction(pool, async (tx) => {
+        withRoleChange(pool, recordAuditEvent, async (tx) => {
           const created = await createAccount(tx, email, password);
           for (const role of roles) {
-            await grantRoleToAccount(tx, email, role);
-            await recordAuditEvent(tx, {
-              action: 'auth.role.granted',
-              actor: CLI_ACTOR,
-              resource: { type: 'account', id: created.id },
-              outcome: 'success',
-              metadata: { role, email: created.emailNormalized },
-            });
+            // The operator at the shell holds every permission; the same rule as the API decides (ADR 0013).
+            await grantRoleBy(tx, recordAuditEvent, { email, role }, { actor: CLI_ACTOR });
           }
           return created;
         }),

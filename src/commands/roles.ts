@@ -1,9 +1,11 @@
 import { CLI_ACTOR, recordAuditEvent } from '../modules/audit/index.ts';
-import { createRole, grantRoleToAccount, listRoles } from '../modules/auth/index.ts';
-import { withTransaction } from '../platform/db/transaction.ts';
+import { createRoleBy, grantRoleBy, listRoles, withRoleChange } from '../modules/auth/index.ts';
 import { type Flags, UsageError, flag, flagList, hasFlag } from './args.ts';
 import { withDatabase } from './database.ts';
 import { printJson, printTable } from './output.ts';
+
+// The command's caller is the operator at the shell and database: it holds every permission (ADR 0013).
+const OPERATOR = { actor: CLI_ACTOR };
 
 /** `roles create NAME --permission P… [--reason R]` · `roles grant EMAIL ROLE [--reason R]` · `roles list`; changes are audited. */
 export async function roles(flags: Flags): Promise<number> {
@@ -11,38 +13,16 @@ export async function roles(flags: Flags): Promise<number> {
   const reason = flag(flags, 'reason');
   if (action === 'create' && first) {
     const role = await withDatabase(
-      (pool) =>
-        withTransaction(pool, async (tx) => {
-          const created = await createRole(tx, first, flagList(flags, 'permission'));
-          await recordAuditEvent(tx, {
-            action: 'auth.role.created',
-            actor: CLI_ACTOR,
-            resource: { type: 'role', id: created.name },
-            outcome: 'success',
-            metadata: { old_permissions: [], new_permissions: created.permissions, version: created.version, ...(reason ? { reason } : {}) },
-          });
-          return created;
-        }),
+      (pool) => withRoleChange(pool, recordAuditEvent, (tx) => createRoleBy(tx, recordAuditEvent, { name: first, permissions: flagList(flags, 'permission'), reason }, OPERATOR)),
       { migrate: true },
     );
     console.log(`created role ${role.name}: ${role.permissions.join(', ') || '(no permissions)'}`);
     return 0;
   }
   if (action === 'grant' && first && second) {
-    await withDatabase(
-      (pool) =>
-        withTransaction(pool, async (tx) => {
-          const account = await grantRoleToAccount(tx, first, second);
-          await recordAuditEvent(tx, {
-            action: 'auth.role.granted',
-            actor: CLI_ACTOR,
-            resource: { type: 'account', id: account.id },
-            outcome: 'success',
-            metadata: { role: second, email: account.email, ...(reason ? { reason } : {}) },
-          });
-        }),
-      { migrate: true },
-    );
+    await withDatabase((pool) => withRoleChange(pool, recordAuditEvent, (tx) => grantRoleBy(tx, recordAuditEvent, { email: first, role: second, reason }, OPERATOR)), {
+      migrate: true,
+    });
     console.log(`granted ${second} to ${first}`);
     return 0;
   }

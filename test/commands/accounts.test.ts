@@ -1,4 +1,7 @@
 import test from 'ava';
+import { CLI_ACTOR } from '../../src/modules/audit/index.ts';
+import { PERMISSIONS } from '../../src/modules/auth/permissions.ts';
+import { heldPermissions, permissionsNotHeld } from '../../src/modules/auth/roleChanges.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { runCli, waitFor } from '../support/cluster.ts';
 import { startTestInstance } from '../support/instance.ts';
@@ -87,4 +90,27 @@ test.serial('accounts create stores the normalised address; lock ends the token 
     { action: 'auth.account.locked', reason: 'left the company' },
     { action: 'auth.account.unlocked', reason: null },
   ]);
+});
+
+test.serial('the CLI is the operator, who holds every permission: the rule of the API lets it create and grant anything; any other system actor holds none', async (t) => {
+  const env = { DATABASE_URL: db.url };
+  const created = await runCli(['roles', 'create', 'break_glass', ...PERMISSIONS.flatMap((permission) => ['--permission', permission]), '--reason', 'incident'], env);
+  t.is(created.code, 0, created.stderr);
+  const account = await runCli(['accounts', 'create', '--email', 'glass@example.com', '--role', 'platform_admin', '--role', 'break_glass'], env);
+  t.is(account.code, 0, account.stderr);
+  const granted = await db.pool.query(`select ar.role_name from account_roles ar join accounts a on a.id = ar.account_id where a.email_normalized = 'glass@example.com' order by 1`);
+  t.deepEqual(granted.rows.map((row) => row.role_name), ['break_glass', 'platform_admin']);
+  const audited = await db.pool.query(`select action, actor_label, outcome from audit_events where metadata->>'role' in ('platform_admin', 'break_glass') or resource_id = 'break_glass' order by id`);
+  t.deepEqual(audited.rows.map((row) => [row.action, row.actor_label, row.outcome]), [
+    ['auth.role.created', 'system:cli', 'success'],
+    ['auth.role.granted', 'system:cli', 'success'],
+    ['auth.role.granted', 'system:cli', 'success'],
+  ]);
+
+  const missing = await runCli(['accounts', 'create', '--email', 'half@example.com', '--role', 'no_such_role'], env);
+  t.regex(missing.stderr, /role_not_found/);
+  t.is((await db.pool.query(`select 1 from accounts where email_normalized = 'half@example.com'`)).rowCount, 0);
+
+  t.deepEqual([...(await heldPermissions(db.pool, CLI_ACTOR))].sort(), [...PERMISSIONS].sort());
+  t.deepEqual(await permissionsNotHeld(db.pool, { kind: 'system', id: 'scheduler', label: 'system:scheduler' }, [], ['ops.*.read']), ['ops.audit.read', 'ops.jobs.read', 'ops.releases.read', 'ops.roles.read', 'ops.settings.read', 'ops.system.read']);
 });

@@ -1,4 +1,4 @@
-import { AppError, type StatusTable } from '../../platform/errors.ts';
+import { AppError, type FieldIssue, type StatusTable } from '../../platform/errors.ts';
 
 export const authStatuses = {
   account_exists: 409,
@@ -7,6 +7,7 @@ export const authStatuses = {
   role_not_found: 404,
   role_builtin: 409,
   role_version_conflict: 409,
+  permission_not_held: 403,
   unknown_permission: 422,
   invalid_role_name: 422,
   invalid_email: 422,
@@ -25,7 +26,7 @@ export type AuthErrorCode = keyof typeof authStatuses;
 
 export class AuthError extends AppError {
   declare readonly code: AuthErrorCode;
-  constructor(code: AuthErrorCode, message: string, options: { cause?: unknown } = {}) {
+  constructor(code: AuthErrorCode, message: string, options: { cause?: unknown; issues?: FieldIssue[] } = {}) {
     super(code, message, options);
   }
 }

@@ -19,6 +19,8 @@ import { signInRoutes } from './signInRoutes.ts';
 import { type SigningKey, loadSigningKey } from './signingKeys.ts';
 
 export { createRoleChanges, type RoleChanges, type RecordRoleAudit } from './roleChanges.ts';
+// For backplane commands: role changes bounded by what the caller holds, as through the API.
+export { createRoleBy, grantRoleBy, withRoleChange } from './roleChanges.ts';
 export { type OpsMfaPolicy, bearerToken } from './guard.ts';
 export { normalizeEmail, parseEmail, type ParsedEmail } from './email.ts';
 export { authStatuses } from './errors.ts';
@@ -26,7 +28,7 @@ export { completeSignIn, type SignedIn, type SessionDeps } from './sessions.ts';
 export { accountDirectory } from './accountDirectory.ts';
 export { loadSigningKey, type SigningKey } from './signingKeys.ts';
 // For backplane commands, which reach the module only through this file.
-export { createAccount, createRole, grantRoleToAccount, issueCliToken, setAccountLockedByEmail } from './service.ts';
+export { createAccount, issueCliToken, setAccountLockedByEmail } from './service.ts';
 export { listAccounts } from './store/accounts.ts';
 export { listRoles } from './store/roles.ts';
 

@@ -34,3 +34,8 @@ export function grants(entry: string, permission: string): boolean {
   }
   return false;
 }
+
+/** The known permissions that role entries grant, patterns expanded: what holding them lets one do. */
+export function effectivePermissions(entries: string[]): Permission[] {
+  return PERMISSIONS.filter((permission) => entries.some((entry) => grants(entry, permission)));
+}

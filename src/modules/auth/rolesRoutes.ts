@@ -47,12 +47,13 @@ export const rolesRoutes = [
     permission: 'ops.roles.write',
     tag: 'ops',
     summary: 'Create a custom role or replace its permissions (audited)',
-    description: 'Built-in roles cannot be changed. The same permissions change nothing. Applies to every instance at once.',
+    description:
+      'Built-in roles cannot be changed. The same permissions change nothing. Only permissions the caller holds can be added or removed (403 permission_not_held, audited). Applies to every instance at once.',
     params: z.object({ name: z.string().max(100).meta({ examples: ['support'] }) }),
     body: PutRoleBody,
     status: 200,
     responses: { 200: RoleBody, 201: RoleBody },
-    problems: ['invalid_role_name', 'unknown_permission', 'role_builtin', 'role_version_conflict'],
+    problems: ['invalid_role_name', 'unknown_permission', 'role_builtin', 'role_version_conflict', 'permission_not_held'],
     handler: async ({ params, body, caller, deps }) => {
       const { role, created } = await deps.roles.put(
         { name: params.name, permissions: body.permissions, reason: body.reason, version: body.version },
