@@ -115,7 +115,7 @@ async function detachExpiredMonth(client: pg.ClientBase, name: string, meter: Pu
  * Retention of audit events: each whole expired month detached (its rows leave audit_events at
  * that commit), counted and dropped on the purge's other connections meanwhile; then the rest (boundary
  * month, default partition) deleted in batches. A month an earlier purge detached and did not
- * drop is counted and dropped now.
+ * drop is counted and dropped now. Every batch and month commits its count in the purge ledger.
  */
 export function purgeAuditEvents(input: PurgeInput): Promise<PurgeResult> {
   // Counting and dropping a month takes ten times as long as detaching it: the purge's other connections do it.
