@@ -1,5 +1,6 @@
 import test from 'ava';
 import pg from 'pg';
+import { DEFAULT_BATCH_BOUNDS } from '../../../src/modules/retention/index.ts';
 import { type TestCluster, startCluster, waitFor } from '../../support/cluster.ts';
 import { type TestDatabase, createTestDatabase } from '../../support/database.ts';
 
@@ -8,9 +9,10 @@ let db: TestDatabase;
 let cluster: TestCluster;
 let holder: pg.Client;
 
-const EXPIRED = 60_000;
-// Batches start at 20,000 rows, oldest first: this row is in the second batch, whatever its size.
-const HELD_AT = 30_000;
+const FIRST_BATCH = DEFAULT_BATCH_BOUNDS.initial;
+const EXPIRED = FIRST_BATCH * 3;
+// Batches are deleted oldest first: this row is in the second batch, whatever its size (at least half the first).
+const HELD_AT = FIRST_BATCH * 1.5;
 const HOLD_KEY = 30_010;
 
 test.before(async () => {
@@ -81,7 +83,7 @@ test.serial('rows a killed attempt deleted are audited by the attempt that takes
   const remaining = () => count(`select count(*) as n from audit_events where action = 'test.expired'`);
   // Its held batch is not committed: what is gone is what the killed attempt committed.
   const deletedByKilled = before - (await remaining());
-  t.true(deletedByKilled >= 20_000, `${deletedByKilled} rows deleted before the kill`);
+  t.true(deletedByKilled >= FIRST_BATCH, `${deletedByKilled} rows deleted before the kill`);
   // Its session finishes the held batch into a closed connection, so the batch rolls back.
   await holder.query('select pg_advisory_unlock($1)', [HOLD_KEY]);
 
