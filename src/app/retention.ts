@@ -29,7 +29,7 @@ export async function retentionJobStatus(jobs: JobsServiceDeps, db: Queryable): 
   return { enabled: status.enabled, nextRunAt: status.nextRunAt, lastRun: status.lastRun };
 }
 
-/** Each kind that lost rows becomes one `retention.purged` event, with the count and the cutoff. */
+/** Each kind that lost rows becomes one `retention.purged` event, with the count (earlier attempts' included) and the cutoff. */
 export async function auditRetentionPurge(db: Queryable, purged: RetentionPurged): Promise<void> {
   await recordAuditEvent(db, {
     actor: { kind: 'system', id: 'retention', label: 'system:retention' },
@@ -38,6 +38,7 @@ export async function auditRetentionPurge(db: Queryable, purged: RetentionPurged
     outcome: 'success',
     metadata: {
       rows: purged.deleted,
+      earlier_rows: purged.earlierDeleted,
       before: purged.cutoff.toISOString(),
       setting: purged.setting,
       retention: formatDurationSeconds(purged.retentionSeconds),

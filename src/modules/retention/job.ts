@@ -1,5 +1,7 @@
 import type { AgingTarget } from '../../platform/db/aging.ts';
 import type { BatchBounds, PurgeResult } from '../../platform/db/batchedDelete.ts';
+import { settlePurged } from '../../platform/db/purgeLedger.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
 import { type JobContext, type JobDefinition, defineJob } from '../../platform/jobs.ts';
 import { jobEnabled } from '../jobs/index.ts';
 import { RetentionRunError } from './errors.ts';
@@ -24,6 +26,7 @@ async function purgeKind(deps: RetentionJobDeps, context: JobContext, target: Ag
       connectionString: deps.connectionString,
       cutoff: cutoff.toISOString(),
       batch: deps.batch ?? DEFAULT_BATCH_BOUNDS,
+      ledger: { kind: target.kind, runId: context.run.id },
       ...(deps.purgeConnections ? { connections: deps.purgeConnections } : {}),
     };
     return { result: await context.runTask(target.task, input) };
@@ -32,25 +35,53 @@ async function purgeKind(deps: RetentionJobDeps, context: JobContext, target: Ag
   }
 }
 
+const NOTHING_DONE: PurgeResult = { deleted: 0, statements: 0, longestStatementMs: 0, longestStatement: '', partitionsDropped: 0, failure: null };
+
+/**
+ * Records the kind's `retention.purged` event from the purge ledger, in the transaction that
+ * empties the ledger of the kind: every committed batch is reported once, including those of an
+ * earlier attempt or run that died before reporting them.
+ */
+async function settleKind(deps: RetentionJobDeps, target: AgingTarget, seconds: number, cutoff: Date, result: PurgeResult): Promise<RetentionPurged> {
+  return withTransaction(deps.pool, async (tx) => {
+    const settled = await settlePurged(tx, target.kind);
+    const purged: RetentionPurged = {
+      kind: target.kind,
+      setting: target.setting,
+      retentionSeconds: seconds,
+      cutoff,
+      ...result,
+      deleted: settled.rows,
+      partitionsDropped: settled.partitionsDropped,
+      // Another attempt reporting at the same moment may have taken some of this one's rows.
+      earlierDeleted: Math.max(0, settled.rows - result.deleted),
+    };
+    if (purged.deleted > 0) {
+      await deps.recordPurge(tx, purged);
+    }
+    return purged;
+  });
+}
+
 /** Logs a kind's purge and records its `retention.purged` event; returns the failure's code, if any. */
 async function reportKind(deps: RetentionJobDeps, context: JobContext, target: AgingTarget, seconds: number, cutoff: Date, outcome: Outcome): Promise<string | undefined> {
+  let failure: string | undefined;
   if ('error' in outcome) {
     context.logger.error({ err: outcome.error, kind: target.kind }, 'retention of a kind failed; the other kinds went on');
-    return codeOf(outcome.error);
+    failure = codeOf(outcome.error);
   }
-  const purged: RetentionPurged = { kind: target.kind, setting: target.setting, retentionSeconds: seconds, cutoff, ...outcome.result };
-  let failure = purged.failure?.code;
-  if (purged.deleted > 0) {
-    try {
-      await deps.recordPurge(context.db, purged);
-    } catch (error) {
-      context.logger.error({ err: error, purged }, 'rows were deleted but their retention.purged event could not be recorded');
-      failure ??= 'audit_failed';
-    }
+  const result = 'result' in outcome ? outcome.result : NOTHING_DONE;
+  failure ??= result.failure?.code;
+  let purged: RetentionPurged;
+  try {
+    purged = await settleKind(deps, target, seconds, cutoff, result);
+  } catch (error) {
+    context.logger.error({ err: error, kind: target.kind, result }, 'rows were deleted but their retention.purged event could not be recorded; the next attempt or run records them');
+    return failure ?? 'audit_failed';
   }
   if (purged.failure) {
     context.logger.error({ purged }, 'retention of a kind stopped part-way; the other kinds went on');
-  } else {
+  } else if (!('error' in outcome)) {
     context.logger.info({ purged }, 'retention applied');
   }
   return failure;

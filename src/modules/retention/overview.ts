@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { TargetAge } from '../../platform/db/aging.ts';
 import { boundedRead } from '../../platform/db/boundedRead.ts';
+import { selectUnreportedPurges } from '../../platform/db/purgeLedger.ts';
 import { RetentionError } from './errors.ts';
 import { RETENTION_JOB, orderTargets } from './kinds.ts';
 import type { RetentionJobStatus, RetentionServiceDeps } from './ports.ts';
@@ -9,7 +10,7 @@ import type { RetentionOverview } from './schemas.ts';
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
 /** The job's state and every kind's age, each statement bounded, in one transaction. */
-async function readAges(deps: RetentionServiceDeps): Promise<{ job: RetentionJobStatus; ages: TargetAge[] }> {
+async function readAges(deps: RetentionServiceDeps): Promise<{ job: RetentionJobStatus; ages: TargetAge[]; unreported: Map<string, number> }> {
   const timedOut = (cause: unknown) =>
     new RetentionError('retention_query_timeout', `Counting the rows past their cutoff took longer than ${deps.queryTimeoutMs / 1000} s; try again later.`, { cause });
   return boundedRead(deps.pool, deps.queryTimeoutMs, timedOut, async (tx) => {
@@ -18,13 +19,13 @@ async function readAges(deps: RetentionServiceDeps): Promise<{ job: RetentionJob
     for (const target of orderTargets(deps.targets)) {
       ages.push(await target.age(tx, deps.settings.seconds(target.setting)));
     }
-    return { job, ages };
+    return { job, ages, unreported: await selectUnreportedPurges(tx) };
   });
 }
 
-/** Per kind of data: its setting and live value, the enforcing job, the oldest row and how many rows are past the cutoff. */
+/** Per kind of data: its setting and live value, the enforcing job, the oldest row, how many rows are past the cutoff and how many deleted ones await their audit event. */
 export async function describeRetention(deps: RetentionServiceDeps): Promise<z.infer<typeof RetentionOverview>> {
-  const { job, ages } = await readAges(deps);
+  const { job, ages, unreported } = await readAges(deps);
   return {
     kinds: orderTargets(deps.targets).map((target, index) => {
       const age = ages[index]!;
@@ -39,6 +40,7 @@ export async function describeRetention(deps: RetentionServiceDeps): Promise<z.i
         oldest: iso(age.oldest),
         past_cutoff: age.pastCutoff,
         past_cutoff_estimated: age.pastCutoffEstimated,
+        deleted_unreported: unreported.get(target.kind) ?? 0,
         last_run: job.lastRun
           ? {
               id: job.lastRun.id,

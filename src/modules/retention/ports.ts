@@ -28,11 +28,15 @@ export interface RetentionPurged<Setting extends string = string> extends PurgeR
   setting: Setting;
   retentionSeconds: number;
   cutoff: Date;
+  /** Of `deleted`, the rows an earlier attempt or run deleted and died before reporting (from the purge ledger). */
+  earlierDeleted: number;
 }
 
 export interface RetentionJobDeps<Setting extends string = string> {
   /** What ages, from the modules that own the tables; purged in retention's order (kinds.ts). */
   targets: ReadonlyArray<AgingTarget<Setting>>;
+  /** A kind's event is recorded in the transaction that takes its rows out of the purge ledger. */
+  pool: pg.Pool;
   /** The tasks open their own connections with it. */
   connectionString: string;
   /** Connections a purge holds at once (at least 2); 3 unless given. */

@@ -22,6 +22,10 @@ const KindEntry = z.object({
   past_cutoff_estimated: z
     .boolean()
     .describe('True when past_cutoff includes whole expired months of audit events estimated from the catalogue; the boundary month is always counted'),
+  deleted_unreported: z
+    .number()
+    .int()
+    .describe('Rows deleted by an attempt that stopped before recording their retention.purged event; the next attempt or run records them. 0 after a run that succeeded'),
   last_run: LastRun.nullable(),
   next_run: z.string().nullable().describe('Null while the job is disabled'),
 });

@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { describeTaskFailure } from '../tasks/failure.ts';
 import type { TaskFailure } from '../tasks/task.ts';
+import { type PurgeLedgerKey, recordPurged } from './purgeLedger.ts';
+import { transactionOn } from './transaction.ts';
 
 /** How a purge sizes its batches: it starts at `initial` and aims each statement at `targetMs`. */
 export interface BatchBounds {
@@ -16,6 +18,8 @@ export interface PurgeInput {
   /** ISO instant on the database clock: rows older than this go. */
   cutoff: string;
   batch: BatchBounds;
+  /** Each batch's count goes to the purge ledger under this key, in the batch's transaction. */
+  ledger: PurgeLedgerKey;
   /** Connections the purge may hold at once (DATABASE_TASK_POOL_SIZE, at least 2); 3 unless given. */
   connections?: number;
 }
@@ -149,7 +153,18 @@ export async function deleteInBatches(meter: PurgeMeter, bounds: BatchBounds, de
 /** Deletes up to `size` rows older than the cutoff, oldest first; fewer than asked means none are left. */
 export type DeleteBatch = (client: pg.ClientBase, cutoff: Date, size: number) => Promise<number>;
 
-/** A purge task of one table: the owner's batch, repeated on a connection of the purge's own. */
+/**
+ * A purge task of one table: the owner's batch, repeated on a connection of the purge's own, each
+ * batch committed with its count in the purge ledger, so a purge killed part-way loses neither.
+ */
 export function purgeInBatches(input: PurgeInput, deleteBatch: DeleteBatch): Promise<PurgeResult> {
-  return runPurge(input, (client, cutoff, meter) => deleteInBatches(meter, input.batch, (size) => deleteBatch(client, cutoff, size)));
+  return runPurge(input, (client, cutoff, meter) =>
+    deleteInBatches(meter, input.batch, (size) =>
+      transactionOn(client, async () => {
+        const deleted = await deleteBatch(client, cutoff, size);
+        await recordPurged(client, input.ledger, deleted);
+        return deleted;
+      }),
+    ),
+  );
 }

@@ -167,7 +167,7 @@ test.serial('the retention purge itself subtracts a month it detaches: the stati
     [old],
   );
   await foldAuditRollup(db.pool);
-  const result = await purgeAuditEvents({ connectionString: db.url, cutoff: startOfMonth(-2).toISOString(), batch: { initial: 1_000, min: 100, max: 10_000, targetMs: 100 } });
+  const result = await purgeAuditEvents({ connectionString: db.url, cutoff: startOfMonth(-2).toISOString(), batch: { initial: 1_000, min: 100, max: 10_000, targetMs: 100 }, ledger: { kind: 'audit_events' } });
   t.true(result.partitionsDropped >= 1);
   await assertStatsMatchTable(t);
   await foldAuditRollup(db.pool);

@@ -73,6 +73,8 @@ test.serial('a run deletes exactly the rows past each cutoff, on the task thread
     t.is(event.actor_label, 'system:retention');
     t.true(event.cutoff_gap < 120, `${event.resource_id}: the cutoff is now minus the retention`);
     t.true(event.metadata.statements >= 1);
+    // Nothing left unreported by an earlier attempt.
+    t.is(event.metadata.earlier_rows, 0);
     t.regex(event.metadata.longest_statement, /^(delete batch of \d+|(count|detach|drop) audit_events_p\d{6})$/);
   }
   t.like(byKind.get('audit_events')!.metadata, { setting: 'audit.retention', retention: '8760h' });

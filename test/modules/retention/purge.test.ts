@@ -24,6 +24,15 @@ const seed = (rows: Array<[string, string]>) =>
   );
 const remaining = async () =>
   (await db.pool.query<{ marker: string }>(`select resource_id as marker from audit_events where action = 'test.purge' order by occurred_at`)).rows.map((r) => r.marker);
+const ledger = async (kind: string) =>
+  (
+    await db.pool.query<{ rows: number; partitions: number; runs: string[] }>(
+      `select coalesce(sum(rows), 0)::int as rows, coalesce(sum(partitions_dropped), 0)::int as partitions,
+              coalesce(array_agg(distinct run_id::text), '{}') as runs
+       from purge_ledger where kind = $1`,
+      [kind],
+    )
+  ).rows[0]!;
 const exists = async (table: string) => (await db.pool.query<{ found: boolean }>(`select to_regclass($1) is not null as found`, [table])).rows[0]!.found;
 
 test.serial('audit events: whole months before the cutoff are dropped with their rows counted, the rest deleted in batches', async (t) => {
@@ -41,8 +50,10 @@ test.serial('audit events: whole months before the cutoff are dropped with their
     ['2025-03-30T00:00:00Z', 'march-kept'],
     ['2090-01-01T00:00:00Z', 'default-kept'],
   ]);
-  const result = await purgeAuditEvents({ connectionString: db.url, cutoff: '2025-03-15T00:00:00Z', batch: small });
+  const result = await purgeAuditEvents({ connectionString: db.url, cutoff: '2025-03-15T00:00:00Z', batch: small, ledger: { kind: 'months_and_batches', runId: '7' } });
   t.like(result, { deleted: 8, partitionsDropped: 2, failure: null });
+  // Every batch and month left its count in the ledger, committed with it.
+  t.deepEqual(await ledger('months_and_batches'), { rows: 8, partitions: 2, runs: ['7'] });
   // Two partitions (count, then drop with its commit) and at least two batches of at most four.
   t.true(result.statements >= 6);
   t.true(result.longestStatementMs > 0);
@@ -64,7 +75,7 @@ test.serial('a partition whose lock is not granted in time is kept and emptied b
     // An open read of the month holds a lock the drop must wait for.
     await reader.query('begin');
     await reader.query('select count(*) from audit_events_p202406');
-    const result = await purgeAuditEvents({ connectionString: db.url, cutoff: '2024-12-01T00:00:00Z', batch: small });
+    const result = await purgeAuditEvents({ connectionString: db.url, cutoff: '2024-12-01T00:00:00Z', batch: small, ledger: { kind: 'audit_events' } });
     t.like(result, { deleted: 2, partitionsDropped: 0, failure: null });
   } finally {
     await reader.query('rollback');
@@ -73,7 +84,7 @@ test.serial('a partition whose lock is not granted in time is kept and emptied b
   t.true(await exists('audit_events_p202406'));
   t.is((await db.pool.query('select 1 from audit_events_p202406')).rowCount, 0);
   // Empty, it goes on the next run.
-  t.like(await purgeAuditEvents({ connectionString: db.url, cutoff: '2024-12-01T00:00:00Z', batch: small }), { deleted: 0, partitionsDropped: 1 });
+  t.like(await purgeAuditEvents({ connectionString: db.url, cutoff: '2024-12-01T00:00:00Z', batch: small, ledger: { kind: 'audit_events' } }), { deleted: 0, partitionsDropped: 1 });
   t.false(await exists('audit_events_p202406'));
 });
 
@@ -86,13 +97,13 @@ test('a month an earlier purge detached and did not drop is counted and dropped 
   // Where an interrupted purge leaves a month: out of audit_events, its files still there.
   await db.pool.query('alter table audit_events detach partition audit_events_p202305');
   t.false((await remaining()).includes('may-detached'));
-  const result = await purgeAuditEvents({ connectionString: db.url, cutoff: '2023-07-01T00:00:00Z', batch: small });
+  const result = await purgeAuditEvents({ connectionString: db.url, cutoff: '2023-07-01T00:00:00Z', batch: small, ledger: { kind: 'audit_events' } });
   t.like(result, { deleted: 2, partitionsDropped: 1, failure: null });
   t.false(await exists('audit_events_p202305'));
 });
 
 test('a purge that cannot reach the database reports the failure as a code and a message, with nothing deleted', async (t) => {
-  const result = await purgeSettingsHistory({ connectionString: 'postgres://nobody:secret@127.0.0.1:1/none', cutoff: new Date().toISOString(), batch: small });
+  const result = await purgeSettingsHistory({ connectionString: 'postgres://nobody:secret@127.0.0.1:1/none', cutoff: new Date().toISOString(), batch: small, ledger: { kind: 'settings_history' } });
   t.like(result, { deleted: 0, statements: 0, partitionsDropped: 0 });
   t.is(result.failure?.code, 'task_failed');
   t.notRegex(result.failure!.message, /secret/);

@@ -70,7 +70,14 @@ test.serial('a changed setting shows at once, and a disabled job has no next run
   t.is((await sendJson('PUT', `${app.instance.url}/ops/jobs/definitions/retention`, { enabled: true, reason: 'hold lifted' }, app.headers.admin)).status, 200);
 });
 
-test.serial('after a run, nothing is past the cutoff and the last run is shown', async (t) => {
+test.serial('after a run, nothing is past the cutoff, the last run is shown, and rows an earlier attempt left unreported are audited', async (t) => {
+  // What an attempt killed after committing batches of 5 rows leaves behind (issue 30 item 10).
+  await app.db.pool.query(`insert into purge_ledger (kind, rows) values ('settings_history', 3), ('settings_history', 2)`);
+  const before = (await retention()).kinds;
+  t.deepEqual(
+    Object.fromEntries(Object.entries(before).map(([kind, entry]) => [kind, entry.deleted_unreported])),
+    { audit_events: 0, settings_history: 5, job_definition_history: 0, job_runs: 0, release_instances: 0 },
+  );
   const response = await sendJson('POST', `${app.instance.url}/ops/jobs/definitions/retention/run`, {}, app.headers.admin);
   t.is(response.status, 202);
   const runId = ((await response.json()) as { id: string }).id;
@@ -79,8 +86,15 @@ test.serial('after a run, nothing is past the cutoff and the last run is shown',
     return answer.kinds.audit_events.last_run?.finished_at ? answer : undefined;
   }, 90_000, 'the retention run to finish');
   for (const entry of Object.values(kinds)) {
-    t.like(entry, { past_cutoff: 0, last_run: { id: runId, state: 'succeeded', error: null } });
+    t.like(entry, { past_cutoff: 0, deleted_unreported: 0, last_run: { id: runId, state: 'succeeded', error: null } });
   }
+  const event = await app.db.pool.query<{ metadata: { rows: number; earlier_rows: number } }>(
+    `select metadata from audit_events where action = 'retention.purged' and resource_id = 'settings_history'`,
+  );
+  t.deepEqual(
+    event.rows.map((row) => [row.metadata.rows, row.metadata.earlier_rows]),
+    [[before.settings_history.past_cutoff + 5, 5]],
+  );
   t.is(Math.round(daysBefore(await databaseNow(), kinds.audit_events.oldest)), 10);
 });
 

@@ -10,6 +10,7 @@ import {
   runPurge,
 } from '../../../platform/db/batchedDelete.ts';
 import { PG, pgCode } from '../../../platform/db/pgErrors.ts';
+import { type PurgeLedgerKey, recordPurged } from '../../../platform/db/purgeLedger.ts';
 import { transactionOn } from '../../../platform/db/transaction.ts';
 import { sleep } from '../../../platform/time.ts';
 import {
@@ -35,10 +36,10 @@ interface MonthDroppers {
 
 /**
  * Counts and drops detached months on connections of their own, while the purge goes on. A
- * month's rows are counted in the transaction that drops it, so a month left detached by a
- * purge that stopped is counted by the purge that drops it, once.
+ * month's rows are counted, noted in the purge ledger and dropped in one transaction, so a month
+ * left detached by a purge that stopped is counted by the purge that drops it, once.
  */
-function monthDroppers(clients: Array<Promise<pg.ClientBase>>, meter: PurgeMeter): MonthDroppers {
+function monthDroppers(clients: Array<Promise<pg.ClientBase>>, meter: PurgeMeter, ledger: PurgeLedgerKey): MonthDroppers {
   const queues = clients.map(() => Promise.resolve());
   let next = 0;
   let failure: { error: unknown } | undefined;
@@ -57,6 +58,7 @@ function monthDroppers(clients: Array<Promise<pg.ClientBase>>, meter: PurgeMeter
           try {
             rows = (await meter.time(`count ${name}`, () => countAuditPartition(client, name))).value;
             await meter.time(`drop ${name}`, async () => {
+              await recordPurged(client, ledger, rows, 1);
               await dropAuditPartition(client, name);
               await client.query('commit');
             });
@@ -113,7 +115,7 @@ async function detachExpiredMonth(client: pg.ClientBase, name: string, meter: Pu
  * Retention of audit events: each whole expired month detached (its rows leave audit_events at
  * that commit), counted and dropped on the purge's other connections meanwhile; then the rest (boundary
  * month, default partition) deleted in batches. A month an earlier purge detached and did not
- * drop is counted and dropped now.
+ * drop is counted and dropped now. Every batch and month commits its count in the purge ledger.
  */
 export function purgeAuditEvents(input: PurgeInput): Promise<PurgeResult> {
   // Counting and dropping a month takes ten times as long as detaching it: the purge's other connections do it.
@@ -125,6 +127,7 @@ export function purgeAuditEvents(input: PurgeInput): Promise<PurgeResult> {
     const droppers = monthDroppers(
       dropping.map((connection) => connection.then((opened) => opened.client)),
       meter,
+      input.ledger,
     );
     try {
       for (const name of await selectDetachedAuditPartitions(client, cutoff)) {
@@ -135,7 +138,13 @@ export function purgeAuditEvents(input: PurgeInput): Promise<PurgeResult> {
           droppers.drop(name);
         }
       }
-      await deleteInBatches(meter, input.batch, (size) => transactionOn(client, () => purgeAuditEventBatch(client, cutoff, size)));
+      await deleteInBatches(meter, input.batch, (size) =>
+        transactionOn(client, async () => {
+          const deleted = await purgeAuditEventBatch(client, cutoff, size);
+          await recordPurged(client, input.ledger, deleted);
+          return deleted;
+        }),
+      );
     } catch (error) {
       dropFailed = await droppers.finished().then(
         () => false,
