@@ -26,7 +26,7 @@ export type Attempt = { allowed: true; headers: Record<string, string> } | { all
 
 /** The shared attempt budgets, a port filled in by src/app/ with the rate limiter. */
 export interface AttemptLimits {
-  /** One sign-in attempt (password or second factor) for this email (normalizeEmail's key) from the client's network. */
+  /** One sign-in attempt (password or second factor) for this email (normalizeEmail's key): from the client's network, then from any (ADR 0065). */
   spendSignIn(email: string, origin: RequestOrigin): Promise<Attempt>;
   /** One two-factor change attempt (confirm, disable, new recovery codes) of this account. */
   spendMfaChange(accountId: string): Promise<Attempt>;
@@ -151,7 +151,7 @@ export async function signInWithSecondFactor(
     throw new AuthError('invalid_challenge', 'The challenge token is unknown, expired or already used.');
   }
   const account = { id: challenge.account_id, email: challenge.email };
-  // Second-factor attempts count against the same budget as passwords.
+  // Second-factor attempts count against the same budgets as passwords.
   const headers = await spendSignInAttempt(deps, challenge.email_normalized, account, origin);
   return afterAttempt(headers, async () => {
     const tokens = await signedIn(deps, account, ['pwd', input.recovery_code === undefined ? 'otp' : 'recovery'], origin, async (tx) => {
