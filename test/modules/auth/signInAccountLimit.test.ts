@@ -5,6 +5,7 @@ import { assertProblem } from '../../support/problems.ts';
 import { PASSWORD, accountWithPassword, accountWithTotp, codeAt, raiseAddressLimit, wrongCodeFor } from '../../support/signIn.ts';
 
 const ADDRESS_ATTEMPTS = 50; // the default of auth.login_address_attempts
+const CHALLENGE_ATTEMPTS = 5;
 
 // Behind a trusted proxy on 127.0.0.1, so each request names its client network; decisions get time to reach the database,
 // and a 24-hour window gives a budget back only every 29 minutes, so a slow run never sees one come back.
@@ -42,6 +43,11 @@ async function challengeOf(email: string): Promise<string> {
   }
   return ((await answer.json()) as { challenge_token: string }).challenge_token;
 }
+
+const challengeAttempts = async (accountId: string) =>
+  (await app.db.pool.query<{ attempts: number }>(`select attempts from mfa_challenges where account_id = $1 order by created_at`, [accountId])).rows.map(
+    (row) => row.attempts,
+  );
 
 /** Sends `count` requests, a few at a time: argon2 for dozens at once would pass the request deadline on a loaded machine. */
 async function inTurns(count: number, send: (index: number) => Promise<Response>): Promise<Response[]> {
@@ -107,7 +113,7 @@ test.serial('every spelling that finds the account spends its one budget across 
   }
 });
 
-test.serial('second-factor attempts spend the email budget', async (t) => {
+test.serial('second-factor attempts spend the email budget; a refused one spends nothing of its challenge', async (t) => {
   const account = await accountWithTotp(app.db.pool, app.instance.url); // one password attempt
   const challenge = await challengeOf(account.email); // two
   for (let attempt = 0; attempt < 4; attempt += 1) {
@@ -117,7 +123,42 @@ test.serial('second-factor attempts spend the email budget', async (t) => {
   t.deepEqual(new Set(passwords.map((answer) => answer.status)), new Set([401]));
   // The budget is spent: the right code, on a challenge with an attempt left, is refused.
   await assertTooManyForEmail(t, await mfaFrom(freshNetwork(), { challenge_token: challenge, code: codeAt(account.secret, 1) }));
+  t.deepEqual(await challengeAttempts(account.id), [4]);
   t.is(await sessionsOf(account.id), 1, 'only the sign-in that turned TOTP on');
+});
+
+test.serial('a challenge allows 5 second-factor attempts, even concurrent on two instances; the 6th with the right code is refused', async (t) => {
+  const account = await accountWithTotp(app.db.pool, app.instance.url);
+  const challenge = await challengeOf(account.email);
+  const wrong = wrongCodeFor(account.secret);
+  const answers = await Promise.all(Array.from({ length: 12 }, (_, index) => mfaFrom(freshNetwork(), { challenge_token: challenge, code: wrong }, index)));
+  const checked = answers.filter((answer) => answer.status === 401);
+  t.is(checked.length, 12);
+  const codes = await Promise.all(answers.map(async (answer) => ((await answer.json()) as { code: string }).code));
+  t.is(codes.filter((code) => code === 'invalid_mfa').length, CHALLENGE_ATTEMPTS);
+  t.is(codes.filter((code) => code === 'invalid_challenge').length, 12 - CHALLENGE_ATTEMPTS);
+  await assertProblem(t, await mfaFrom(freshNetwork(), { challenge_token: challenge, code: codeAt(account.secret, 1) }), 401, 'invalid_challenge');
+  await assertProblem(t, await mfaFrom(freshNetwork(), { challenge_token: challenge, recovery_code: account.recoveryCodes[0] }, 1), 401, 'invalid_challenge');
+  t.deepEqual(await challengeAttempts(account.id), [CHALLENGE_ATTEMPTS]);
+  t.is(await sessionsOf(account.id), 1, 'no tokens from the dead challenge');
+  // Signing in again gives a fresh challenge, which the right code finishes.
+  const fresh = await challengeOf(account.email);
+  t.is((await mfaFrom(freshNetwork(), { challenge_token: fresh, code: codeAt(account.secret, 1) })).status, 200);
+});
+
+test.serial('a challenge dies 5 minutes after it was issued, by the database clock', async (t) => {
+  const account = await accountWithTotp(app.db.pool, app.instance.url);
+  const challenge = await challengeOf(account.email);
+  const lifetime = await app.db.pool.query(`select extract(epoch from expires_at - created_at)::int as seconds from mfa_challenges where account_id = $1`, [account.id]);
+  t.is(lifetime.rows[0].seconds, 300);
+  // Issued 5 minutes and a second ago, as far as the database can tell.
+  await app.db.pool.query(`update mfa_challenges set created_at = created_at - interval '301 seconds', expires_at = expires_at - interval '301 seconds' where account_id = $1`, [account.id]);
+  await assertProblem(t, await mfaFrom(freshNetwork(), { challenge_token: challenge, code: codeAt(account.secret, 1) }), 401, 'invalid_challenge');
+  t.deepEqual(await challengeAttempts(account.id), [0]);
+  // One issued 4 minutes ago still works.
+  const recent = await challengeOf(account.email);
+  await app.db.pool.query(`update mfa_challenges set created_at = created_at - interval '240 seconds', expires_at = expires_at - interval '240 seconds' where account_id = $1 and attempts = 0 and used_at is null and expires_at > now()`, [account.id]);
+  t.is((await mfaFrom(freshNetwork(), { challenge_token: recent, code: codeAt(account.secret, 1) })).status, 200);
 });
 
 test.serial('auth.login_address_attempts takes 10 to 1000', async (t) => {
