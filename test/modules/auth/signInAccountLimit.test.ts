@@ -102,6 +102,20 @@ test.serial('120 wrong passwords for one email from 60 IPv6 /64s: auth.login_add
   t.is((await signInFrom(clients[0]!, other.email)).status, 200);
 });
 
+test.serial('an attempt refused per network spends nothing of the email budget', async (t) => {
+  const account = await accountWithPassword(app.db.pool);
+  const client = freshNetwork();
+  const answers = await inTurns(30, (index) => signInFrom(client, account.email, 'wrong', index));
+  t.deepEqual(answers.map((answer) => answer.status).sort(), [...Array(10).fill(401), ...Array(20).fill(429)]);
+  for (const answer of answers.filter((refused) => refused.status === 429)) {
+    t.is(answer.headers.get('ratelimit-policy'), `"auth_login";q=10;w=${WINDOW}`);
+  }
+  // From another network: the email's budget lost the 10 checked attempts and this one, nothing for the 20 refused.
+  const next = await signInFrom(freshNetwork(), account.email);
+  t.is(next.status, 200);
+  t.regex(next.headers.get('ratelimit') ?? '', new RegExp(`"auth_login_address";r=${ADDRESS_ATTEMPTS - 11}(;|$)`));
+});
+
 test.serial('every spelling that finds the account spends its one budget across networks', async (t) => {
   const account = await accountWithPassword(app.db.pool);
   const fullWidth = (text: string) => text.replace(/[\x21-\x7e]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
