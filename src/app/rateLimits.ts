@@ -6,11 +6,13 @@ import {
   createPodDecisions,
   createStatementMetrics,
   isPodTake,
+  joinRateLimitHeaders,
   LIMITER_NAMES,
   type LimiterName,
   type RateLimitSettings,
   type RateLimiter,
   mfaChangeKey,
+  signInAddressKey,
   signInKey,
   spendAttempt,
 } from '../modules/ratelimit/index.ts';
@@ -98,6 +100,7 @@ export function settingsRateLimits(settings: SettingsReader): RateLimitSettings 
   const limits: RateLimitSettings = {
     auth_ip: () => ({ limit: settings.integer('auth.ip_requests_per_minute'), periodSeconds: 60 }),
     auth_login: () => ({ limit: settings.integer('auth.login_attempts'), periodSeconds: settings.duration('auth.login_window') }),
+    auth_login_address: () => ({ limit: settings.integer('auth.login_address_attempts'), periodSeconds: settings.duration('auth.login_window') }),
     auth_mfa: () => ({ limit: settings.integer('auth.mfa_change_attempts'), periodSeconds: settings.duration('auth.login_window') }),
   };
   if (Object.keys(limits).length !== LIMITER_NAMES.length) {
@@ -110,7 +113,16 @@ export function settingsRateLimits(settings: SettingsReader): RateLimitSettings 
 export function signInAttempts(limiter: RateLimiter<LimiterName>): AttemptLimits {
   return {
     // normalizeEmail, not the limiter's own lower-casing, decides which spellings share a budget (ADR 0063).
-    spendSignIn: (email, origin) => spendAttempt(limiter, 'auth_login', signInKey(normalizeEmail(email), origin.clientAddress)),
+    spendSignIn: async (email, origin) => {
+      const normalized = normalizeEmail(email);
+      // Per network first: an attempt refused there spends nothing of the email's own budget (ADR 0065).
+      const network = await spendAttempt(limiter, 'auth_login', signInKey(normalized, origin.clientAddress));
+      if (!network.allowed) {
+        return network;
+      }
+      const address = await spendAttempt(limiter, 'auth_login_address', signInAddressKey(normalized));
+      return address.allowed ? { allowed: true, headers: joinRateLimitHeaders(network.headers, address.headers) } : address;
+    },
     spendMfaChange: (accountId) => spendAttempt(limiter, 'auth_mfa', mfaChangeKey(accountId)),
   };
 }

@@ -13,9 +13,11 @@ import { type SecondFactorInput, useSecondFactor } from './secondFactor.ts';
 import { type SessionDeps, type SignedIn, completeSignIn } from './sessions.ts';
 import { normalizeEmail } from './email.ts';
 import { findAccountByEmail } from './store/accounts.ts';
-import { findOpenChallenge, findTotp, insertChallenge, useChallenge } from './store/mfa.ts';
+import { claimChallengeAttempt, findOpenChallenge, findTotp, insertChallenge, useChallenge } from './store/mfa.ts';
 
 export const CHALLENGE_TTL_SECONDS = 5 * 60;
+/** Second-factor attempts one challenge allows; then it is dead and the user signs in again (ADR 0065). */
+export const CHALLENGE_ATTEMPTS = 5;
 export const SECOND_FACTOR_METHODS = ['totp', 'recovery_code'];
 
 /**
@@ -26,7 +28,7 @@ export type Attempt = { allowed: true; headers: Record<string, string> } | { all
 
 /** The shared attempt budgets, a port filled in by src/app/ with the rate limiter. */
 export interface AttemptLimits {
-  /** One sign-in attempt (password or second factor) for this email (normalizeEmail's key) from the client's network. */
+  /** One sign-in attempt (password or second factor) for this email (normalizeEmail's key): from the client's network, then from any (ADR 0065). */
   spendSignIn(email: string, origin: RequestOrigin): Promise<Attempt>;
   /** One two-factor change attempt (confirm, disable, new recovery codes) of this account. */
   spendMfaChange(accountId: string): Promise<Attempt>;
@@ -65,6 +67,8 @@ let dummyHash: Promise<string> | undefined;
 const unknownAccountHash = () => (dummyHash ??= hashPassword(randomBytes(16).toString('base64url')));
 
 const invalidCredentials = () => new AuthError('invalid_credentials', 'The email or password is wrong.');
+const invalidChallenge = () =>
+  new AuthError('invalid_challenge', 'The challenge token is unknown, expired, used or out of attempts; sign in again.');
 const accountLocked = () => new AuthError('account_locked', 'The account is locked; an operator can unlock it.');
 
 function failure(origin: RequestOrigin, reason: string, account: { id: string; email: string } | undefined, email: string): AuditEvent {
@@ -146,18 +150,22 @@ export async function signInWithSecondFactor(
   input: SecondFactorInput & { challenge_token: string },
   origin: RequestOrigin,
 ): Promise<Limited<SignedIn>> {
-  const challenge = await findOpenChallenge(deps.pool, tokenHash(input.challenge_token));
+  const challenge = await findOpenChallenge(deps.pool, tokenHash(input.challenge_token), CHALLENGE_ATTEMPTS);
   if (!challenge) {
-    throw new AuthError('invalid_challenge', 'The challenge token is unknown, expired or already used.');
+    throw invalidChallenge();
   }
   const account = { id: challenge.account_id, email: challenge.email };
-  // Second-factor attempts count against the same budget as passwords.
+  // Second-factor attempts count against the same budgets as passwords.
   const headers = await spendSignInAttempt(deps, challenge.email_normalized, account, origin);
   return afterAttempt(headers, async () => {
+    // Claimed before the code is checked and kept whatever follows: the challenge's own cap.
+    if (!(await claimChallengeAttempt(deps.pool, challenge.id, CHALLENGE_ATTEMPTS))) {
+      throw invalidChallenge();
+    }
     const tokens = await signedIn(deps, account, ['pwd', input.recovery_code === undefined ? 'otp' : 'recovery'], origin, async (tx) => {
       const method = await useSecondFactor(tx, deps.secrets, account.id, input);
       if (method && !(await useChallenge(tx, challenge.id))) {
-        throw new AuthError('invalid_challenge', 'The challenge token is unknown, expired or already used.');
+        throw invalidChallenge();
       }
       return method !== undefined;
     });

@@ -17,7 +17,7 @@ export const Tokens = z.object({
 });
 
 const Challenge = z.object({
-  challenge_token: z.string().describe('Single use, valid 5 minutes, for POST /auth/sign-in/mfa'),
+  challenge_token: z.string().describe('Single use, for POST /auth/sign-in/mfa: valid 5 minutes and for at most 5 attempts, then sign in again'),
   methods: z.array(z.string()),
   expires_in: z.number().int(),
 });

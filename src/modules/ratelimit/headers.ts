@@ -25,3 +25,14 @@ export function rateLimitHeaders(policy: string, decision: Decision): RateLimitH
 export function refusalHeaders(policy: string, decision: Decision): Record<string, string> {
   return { ...rateLimitHeaders(policy, decision), 'Retry-After': String(retryAfterSeconds(decision)) };
 }
+
+/** The fields of several policies that all admitted one request, as the lists the draft allows (in the order checked). */
+export function joinRateLimitHeaders(...each: Array<Record<string, string>>): Record<string, string> {
+  const joined: Record<string, string> = {};
+  for (const headers of each) {
+    for (const [name, value] of Object.entries(headers)) {
+      joined[name] = joined[name] === undefined ? value : `${joined[name]}, ${value}`;
+    }
+  }
+  return joined;
+}

@@ -37,13 +37,13 @@ export interface RateLimitReadinessCheck {
 export { cleanupRateLimitBuckets } from './cleanup.ts';
 export { ratelimitCleanupJob } from './cleanupJob.ts';
 export { rateLimitStatuses, RateLimitError } from './errors.ts';
-export { rateLimitHeaders, retryAfterSeconds } from './headers.ts';
+export { joinRateLimitHeaders, rateLimitHeaders, retryAfterSeconds } from './headers.ts';
 export { DEFAULT_DECISION_TIMEOUT_MS, createRateLimiter, type RateLimiter } from './limiter.ts';
 export { createStatementMetrics } from './metrics.ts';
 export { podBuckets, type PodChannel } from './podClient.ts';
 export { createPodDecisions, isPodTake, type PodDecisions } from './podDecisions.ts';
 export type { TakeBuckets } from './store.ts';
-export { DEFAULT_RATE_LIMITS, LIMITER_NAMES, addressKey, mfaChangeKey, signInKey, type LimiterName, type RateLimitSettings } from './limiters.ts';
+export { DEFAULT_RATE_LIMITS, LIMITER_NAMES, addressKey, mfaChangeKey, signInAddressKey, signInKey, type LimiterName, type RateLimitSettings } from './limiters.ts';
 export { countsPerAddress, limitRequestsPerAddress, spendAttempt, type SpentAttempt } from './middleware.ts';
 export type { Decision, LimitSource, RateLimit } from './rules.ts';
 

@@ -67,6 +67,14 @@ export const SETTINGS = [
     min: 3,
     max: 100,
   }),
+  integer({
+    name: 'auth.login_address_attempts',
+    group: 'rate_limits',
+    description: 'Sign-in attempts (password or second factor) allowed per email within auth.login_window, from every network together',
+    default: 50,
+    min: 10,
+    max: 1000,
+  }),
   duration({
     name: 'auth.login_window',
     group: 'rate_limits',

@@ -1,30 +1,18 @@
 import test from 'ava';
-import { Secret, TOTP } from 'otpauth';
 import { useInstances } from '../../support/fixture.ts';
 import { sendJson } from '../../support/http.ts';
 import { assertProblem } from '../../support/problems.ts';
-import { accountWithPassword, raiseAddressLimit, signIn } from '../../support/signIn.ts';
+import { accountWithPassword, accountWithTotp as accountWithTotpOn, codeAt, raiseAddressLimit, signIn } from '../../support/signIn.ts';
 import { bearer } from '../../support/tokens.ts';
 
 const app = useInstances(test, { accounts: { admin: { roles: ['platform_admin'] } } });
 test.before(() => raiseAddressLimit(app.instance.url, app.accounts.admin.token));
 
-/** The code an authenticator app shows, `steps` 30-second steps from now. */
-const codeAt = (secret: string, steps = 0) =>
-  new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: Date.now() + steps * 30_000 });
-
 const post = (path: string, token: string, body: unknown = {}) => sendJson('POST', `${app.instance.url}${path}`, body, bearer(token));
 const mfa = (body: unknown) => sendJson('POST', `${app.instance.url}/auth/sign-in/mfa`, body);
 const tokensOf = async (response: Response) => (await response.json()) as Record<string, string>;
 
-/** An account with TOTP on: its secret, recovery codes and a password-only access token. */
-async function accountWithTotp() {
-  const account = await accountWithPassword(app.db.pool);
-  const { access_token: token } = await tokensOf(await signIn(app.instance.url, account.email));
-  const started = (await (await post('/auth/mfa/totp', token!)).json()) as { secret: string; otpauth_uri: string };
-  const confirmed = (await (await post('/auth/mfa/totp/confirm', token!, { code: codeAt(started.secret) })).json()) as { recovery_codes: string[] };
-  return { ...account, token: token!, secret: started.secret, uri: started.otpauth_uri, recoveryCodes: confirmed.recovery_codes };
-}
+const accountWithTotp = () => accountWithTotpOn(app.db.pool, app.instance.url);
 
 test('TOTP lifecycle: start, confirm with a real code, sign in in two steps, replay refused, turn off', async (t) => {
   const account = await accountWithPassword(app.db.pool);

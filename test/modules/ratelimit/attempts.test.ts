@@ -30,6 +30,7 @@ const limiter = () =>
     limits: {
       auth_ip: () => ({ limit: 60, periodSeconds: 60 }),
       auth_login: () => ({ limit: 3, periodSeconds: 900 }),
+      auth_login_address: () => ({ limit: 4, periodSeconds: 900 }),
       auth_mfa: () => ({ limit: 2, periodSeconds: 900 }),
     },
     logger: pino({ level: 'silent' }),

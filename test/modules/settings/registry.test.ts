@@ -18,6 +18,7 @@ test('the declared settings, defaults and bounds', (t) => {
   );
   t.deepEqual(view, {
     'auth.login_attempts': ['integer', 10, 3, 100],
+    'auth.login_address_attempts': ['integer', 50, 10, 1000],
     'auth.login_window': ['duration', '15m', '1m', '24h'],
     'auth.ip_requests_per_minute': ['integer', 60, 10, 10000],
     'auth.mfa_change_attempts': ['integer', 10, 3, 100],
@@ -56,6 +57,8 @@ test('values are checked against kind and bounds; the error names the bound, nev
     t.is(readSettingValue(attempts, bad), undefined, JSON.stringify(bad));
   }
   t.is(readSettingValue(attempts, 3), 3);
+  const perEmail = declared('auth.login_address_attempts');
+  t.deepEqual([9, 10, 1000, 1001].map((value) => readSettingValue(perEmail, value)), [undefined, 10, 1000, undefined]);
   const enabled = declared('maintenance.enabled');
   t.is(readSettingValue(enabled, 'true'), undefined);
   t.is(readSettingValue(enabled, 1), undefined);

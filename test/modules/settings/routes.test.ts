@@ -18,7 +18,7 @@ const counts = async (name: string) => {
 test('the list shows every setting with value, default, kind, bounds and version; durations also in seconds', async (t) => {
   const { status, body } = await getJson(app.url('/ops/settings'), app.headers.viewer);
   t.is(status, 200);
-  t.is(body.settings.length, 11);
+  t.is(body.settings.length, 12);
   // Settings no other test of this file changes.
   t.like(body.settings.find((s: any) => s.name === 'maintenance.retry_after'), {
     kind: 'duration',

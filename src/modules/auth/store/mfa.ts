@@ -93,14 +93,26 @@ export interface ChallengeRow {
   email_normalized: string;
 }
 
+// Open: unused, unexpired by the database's clock, and with attempts left.
 const findOpenChallengeSql = `
 select c.id, c.account_id, a.email, coalesce(a.email_normalized, a.id::text) as email_normalized
 from mfa_challenges c join accounts a on a.id = c.account_id
-where c.token_hash = $1 and c.used_at is null and c.expires_at > now()`;
+where c.token_hash = $1 and c.used_at is null and c.expires_at > now() and c.attempts < $2`;
 
-export async function findOpenChallenge(db: Queryable, tokenHash: Buffer): Promise<ChallengeRow | undefined> {
-  const result = await db.query<ChallengeRow>(findOpenChallengeSql, [tokenHash]);
+export async function findOpenChallenge(db: Queryable, tokenHash: Buffer, maxAttempts: number): Promise<ChallengeRow | undefined> {
+  const result = await db.query<ChallengeRow>(findOpenChallengeSql, [tokenHash, maxAttempts]);
   return result.rows[0];
+}
+
+// Claimed before the code is checked, under the row's lock: concurrent attempts anywhere get at most maxAttempts claims.
+const claimChallengeAttemptSql = `
+update mfa_challenges set attempts = attempts + 1
+where id = $1 and used_at is null and expires_at > now() and attempts < $2
+returning id`;
+
+export async function claimChallengeAttempt(db: Queryable, id: string, maxAttempts: number): Promise<boolean> {
+  const result = await db.query(claimChallengeAttemptSql, [id, maxAttempts]);
+  return (result.rowCount ?? 0) > 0;
 }
 
 const useChallengeSql = `
