@@ -3,18 +3,17 @@ import { relative, resolve } from 'node:path';
 import { isMap, isSeq, parseDocument } from 'yaml';
 import { loadBuildInfo } from '../app/buildInfo.ts';
 import { ConfigError } from '../app/config.ts';
-import { listMigrationFiles, migrateUp, migrationStatus } from '../platform/db/migrations.ts';
+import { listMigrationFiles, migrateUp } from '../platform/db/migrations.ts';
 import { type Flags, UsageError, flag, hasFlag } from './args.ts';
 import { withDatabase } from './database.ts';
 import { runDoctor } from './doctor.ts';
 import type { CheckResult } from './doctorChecks.ts';
 import { printJson, printTable } from './output.ts';
-import { RELEASES, type ReleaseNotes } from './releases/notes.ts';
-import { ACTION_CHECKS, type Evaluation } from './upgradeChecks.ts';
+import { RELEASES } from './releases/notes.ts';
+import { evaluateReleases } from './upgradeChecks.ts';
 import { LOCK_FILE, LOCK_FORMAT, type LockFile, readLock } from './upgradeLock.ts';
 import { UpgradeRefused, commitOnBranch, fileInRepository, git, oneLine, openRepository } from './upgradeRepository.ts';
 import { compareVersions, normalizeVersion } from './upgradeVersions.ts';
-import { withServices } from './services.ts';
 
 const DEFAULT_OVERLAY = 'deploy/kubernetes/overlays/production';
 
@@ -92,8 +91,11 @@ function versionFlag(flags: Flags, name: string, dir: string): string | undefine
     return undefined;
   }
   const version = normalizeVersion(text);
-  if (!version || !validBranch(dir, `backplane-upgrade/${version}`)) {
+  if (!version) {
     throw new UsageError(`--${name} ${text} is not a release name such as v0.6`);
+  }
+  if (!validBranch(dir, `backplane-upgrade/${version}`)) {
+    throw new UsageError(`--${name} ${text} is not a release name git accepts in a branch name, such as v0.6`);
   }
   return version;
 }
@@ -105,36 +107,6 @@ function validBranch(dir: string, branch: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Each release's changes, evaluated against the database: refused on one never migrated or ahead of this release. */
-async function evaluateReleases(releases: ReleaseNotes[], overlay: string, replicas: number) {
-  return withDatabase(
-    async (pool, { url, config }) => {
-      const status = await migrationStatus(pool);
-      if (status.current === 0) {
-        throw new UpgradeRefused('the database has no migrations applied: it is not this deployment\'s database or the deployment never started; check DATABASE_URL');
-      }
-      if (status.unknown.length) {
-        throw new UpgradeRefused(`the database holds migrations this release does not know (${status.unknown.join(', ')}): it runs a newer release, and upgrade never goes backwards`);
-      }
-      try {
-        return await withServices(pool, url, config, async (services) => {
-          const context = { pool, config, services, overlay, replicas };
-          const results: Array<{ release: ReleaseNotes; change: ReleaseNotes['changes'][number]; evaluation?: Evaluation }> = [];
-          for (const release of releases) {
-            for (const change of release.changes) {
-              results.push({ release, change, ...(change.check ? { evaluation: await ACTION_CHECKS[change.check](context) } : {}) });
-            }
-          }
-          return results;
-        });
-      } catch (error) {
-        throw new UpgradeRefused(`could not evaluate the release notes against the database (${oneLine(error)}): nothing changed`);
-      }
-    },
-    { migrate: false },
-  );
 }
 
 async function run(flags: Flags): Promise<number> {
@@ -156,6 +128,9 @@ async function run(flags: Flags): Promise<number> {
     throw new UpgradeRefused(`${LOCK_FILE} says this deployment runs ${lock.release}, not ${from}: drop --from, or fix the lock file`);
   }
   const build = normalizeVersion(loadBuildInfo().version)!;
+  if (compareVersions(from, build) > 0) {
+    throw new UpgradeRefused(`the deployment runs ${from}, newer than this backplane (${build}): upgrade never goes backwards; use the backplane of ${from} or newer`);
+  }
   const to = toFlag ?? build;
   if (compareVersions(to, build) > 0) {
     throw new UpgradeRefused(`this backplane is ${build} and cannot upgrade to ${to}: run the newer release's backplane upgrade`);
