@@ -42,6 +42,9 @@ export interface UpgradeReport {
   doctor: { ok: boolean; checks: CheckResult[] } | null;
 }
 
+/** What `upgrade --json` prints when the deployment already runs the target: the report without a plan. */
+export type NothingToDo = Omit<UpgradeReport, 'nothing_to_do' | 'branch' | 'image' | 'overlay' | 'lock'> & { nothing_to_do: true };
+
 /** Sets the backplane image's tag in the overlay, keeping its comments; returns the new text, the image and the tag it had. */
 function retagOverlay(path: string, text: string, tag: string): { text: string; image: string; replicas: number; current: unknown } {
   const document = parseDocument(text);
@@ -70,7 +73,8 @@ const progress = (line: string) => {
  * `upgrade [--from vX.Y] [--to vX.Y] [--dir PATH] [--overlay PATH] [--dry-run]`: shows each
  * release's actions evaluated against the live database, then on a branch of the deployment
  * repository sets the image tag, writes backplane.lock and commits; then migrates and runs doctor.
- * Every refusal and failure is one line on stderr with exit 1 (2 for a bad flag), before anything changes.
+ * Every refusal is one line on stderr with exit 1 (2 for a bad flag), before anything changes; so is
+ * a failure, which says what is left when it comes after the commit.
  */
 export async function upgrade(flags: Flags): Promise<number> {
   try {
@@ -141,7 +145,8 @@ async function run(flags: Flags): Promise<number> {
   if (compareVersions(to, from) === 0) {
     // Automation runs upgrade every time: already there is a success with nothing to do.
     if (json) {
-      printJson({ from, to, dir: given, dry_run: dryRun, nothing_to_do: true, releases: [], committed: false, commit: null, migrations_applied: [], doctor: null });
+      const report: NothingToDo = { from, to, dir: given, dry_run: dryRun, nothing_to_do: true, releases: [], committed: false, commit: null, migrations_applied: [], doctor: null };
+      printJson(report);
     } else {
       say(`the deployment already runs ${to}: nothing to upgrade`);
     }
