@@ -1,59 +1,21 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { readFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import { isMap, isSeq, parseDocument } from 'yaml';
 import { loadBuildInfo } from '../app/buildInfo.ts';
+import { ConfigError } from '../app/config.ts';
 import { listMigrationFiles, migrateUp } from '../platform/db/migrations.ts';
 import { type Flags, UsageError, flag, hasFlag } from './args.ts';
 import { withDatabase } from './database.ts';
 import { runDoctor } from './doctor.ts';
 import type { CheckResult } from './doctorChecks.ts';
 import { printJson, printTable } from './output.ts';
-import { RELEASES, type ReleaseNotes } from './releases/notes.ts';
-import { ACTION_CHECKS, type Evaluation } from './upgradeChecks.ts';
-import { withServices } from './services.ts';
+import { RELEASES } from './releases/notes.ts';
+import { evaluateReleases } from './upgradeChecks.ts';
+import { LOCK_FILE, LOCK_FORMAT, type LockFile, readLock } from './upgradeLock.ts';
+import { UpgradeRefused, commitOnBranch, fileInRepository, git, oneLine, openRepository } from './upgradeRepository.ts';
+import { compareVersions, normalizeVersion } from './upgradeVersions.ts';
 
-export const LOCK_FILE = 'backplane.lock';
-export const LOCK_FORMAT = 2;
 const DEFAULT_OVERLAY = 'deploy/kubernetes/overlays/production';
-
-/** backplane.lock, format 2: what the deployment runs, so the next upgrade needs no --from. */
-export interface LockFile {
-  format: 2;
-  release: string;
-  /** The newest migration the release ships. */
-  migration: number;
-  image: string;
-  overlay: string;
-  previous_release: string;
-  upgraded_at: string;
-}
-
-/** v0.5, 0.5 and 0.5.0 are one release; a pre-release (0.6.0-dev) comes before its release. */
-export function normalizeVersion(text: string): string | undefined {
-  const match = /^v?(\d+)\.(\d+)(?:\.(\d+))?(-[0-9A-Za-z.-]+)?$/.exec(text.trim());
-  return match ? `${match[1]}.${match[2]}.${match[3] ?? '0'}${match[4] ?? ''}` : undefined;
-}
-
-export function compareVersions(a: string, b: string): number {
-  const parse = (text: string) => {
-    const [core, pre] = text.split(/-(.*)/s, 2) as [string, string | undefined];
-    return { parts: core.split('.').map(Number), pre };
-  };
-  const left = parse(a);
-  const right = parse(b);
-  for (let i = 0; i < 3; i += 1) {
-    if (left.parts[i] !== right.parts[i]) {
-      return left.parts[i]! - right.parts[i]!;
-    }
-  }
-  if (left.pre === right.pre) {
-    return 0;
-  }
-  return left.pre === undefined ? 1 : right.pre === undefined ? -1 : left.pre < right.pre ? -1 : 1;
-}
-
-class Refused extends Error {}
 
 /** What `upgrade --json` prints: one document, the same whether it was a dry run or not. */
 export interface UpgradeReport {
@@ -61,6 +23,8 @@ export interface UpgradeReport {
   to: string;
   dir: string;
   dry_run: boolean;
+  /** True when the deployment already runs the target: nothing was evaluated or changed (exit 0). */
+  nothing_to_do: boolean;
   releases: Array<{
     version: string;
     changes: Array<{ change: string; action: string; check: string | null; needed: boolean | null; finding: string | null }>;
@@ -78,34 +42,24 @@ export interface UpgradeReport {
   doctor: { ok: boolean; checks: CheckResult[] } | null;
 }
 
-function git(dir: string, args: string[]): string {
-  return execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-}
+/** What `upgrade --json` prints when the deployment already runs the target: the report without a plan. */
+export type NothingToDo = Omit<UpgradeReport, 'nothing_to_do' | 'branch' | 'image' | 'overlay' | 'lock'> & { nothing_to_do: true };
 
-function readLock(dir: string): LockFile | undefined {
-  const path = join(dir, LOCK_FILE);
-  if (!existsSync(path)) {
-    return undefined;
-  }
-  const lock = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockFile>;
-  if (lock.format !== LOCK_FORMAT || typeof lock.release !== 'string') {
-    throw new Refused(`${path} is not a format ${LOCK_FORMAT} lock file: move it away and pass --from vX.Y, the release this deployment runs`);
-  }
-  return lock as LockFile;
-}
-
-/** Sets the backplane image's tag in the overlay, keeping its comments; returns the new text and image. */
-function retagOverlay(text: string, tag: string): { text: string; image: string; replicas: number } {
+/** Sets the backplane image's tag in the overlay, keeping its comments; returns the new text, the image and the tag it had. */
+function retagOverlay(path: string, text: string, tag: string): { text: string; image: string; replicas: number; current: unknown } {
   const document = parseDocument(text);
-  const images = document.get('images') as { items?: Array<{ get(key: string): unknown; set(key: string, value: unknown): void }> } | undefined;
-  const entry = images?.items?.find((item) => item.get('name') === 'backplane');
-  if (!entry) {
-    throw new Refused('the overlay has no images entry named backplane: add one (name: backplane, newName: your registry) and run again');
+  if (document.errors.length) {
+    throw new UpgradeRefused(`${path} is not YAML (${oneLine(document.errors[0])})`);
   }
+  const named = (list: unknown) => (isSeq(list) ? list.items.filter(isMap).find((item) => item.get('name') === 'backplane') : undefined);
+  const entry = named(document.get('images'));
+  if (!entry) {
+    throw new UpgradeRefused(`${path} has no images entry named backplane: add one (name: backplane, newName: your registry) and run again`);
+  }
+  const current = entry.get('newTag');
   entry.set('newTag', tag);
-  const replicaItems = (document.get('replicas') as { items?: Array<{ get(key: string): unknown }> } | undefined)?.items ?? [];
-  const replicas = Number(replicaItems.find((item) => item.get('name') === 'backplane')?.get('count') ?? 1);
-  return { text: document.toString(), image: `${String(entry.get('newName') ?? 'backplane')}:${tag}`, replicas };
+  const replicas = Number(named(document.get('replicas'))?.get('count') ?? 1);
+  return { text: document.toString(), image: `${String(entry.get('newName') ?? 'backplane')}:${tag}`, replicas, current };
 }
 
 const progress = (line: string) => {
@@ -119,86 +73,110 @@ const progress = (line: string) => {
  * `upgrade [--from vX.Y] [--to vX.Y] [--dir PATH] [--overlay PATH] [--dry-run]`: shows each
  * release's actions evaluated against the live database, then on a branch of the deployment
  * repository sets the image tag, writes backplane.lock and commits; then migrates and runs doctor.
+ * Every refusal is one line on stderr with exit 1 (2 for a bad flag), before anything changes; so is
+ * a failure, which says what is left when it comes after the commit.
  */
 export async function upgrade(flags: Flags): Promise<number> {
   try {
     return await run(flags);
   } catch (error) {
-    if (error instanceof Refused) {
-      console.error(`backplane: upgrade refused: ${error.message}`);
-      return 1;
+    if (error instanceof UsageError || error instanceof ConfigError) {
+      throw error;
     }
-    throw error;
+    console.error(`backplane: upgrade ${error instanceof UpgradeRefused ? 'refused' : 'failed'}: ${oneLine(error)}`);
+    return 1;
+  }
+}
+
+/** A release name from a flag; one git refuses in a branch name (0.6.0-a.lock) is none. */
+function versionFlag(flags: Flags, name: string, dir: string): string | undefined {
+  const text = flag(flags, name);
+  if (text === undefined) {
+    return undefined;
+  }
+  const version = normalizeVersion(text);
+  if (!version) {
+    throw new UsageError(`--${name} ${text} is not a release name such as v0.6`);
+  }
+  if (!validBranch(dir, `backplane-upgrade/${version}`)) {
+    throw new UsageError(`--${name} ${text} is not a release name git accepts in a branch name, such as v0.6`);
+  }
+  return version;
+}
+
+function validBranch(dir: string, branch: string): boolean {
+  try {
+    git(dir, ['check-ref-format', '--branch', branch]);
+    return true;
+  } catch {
+    return false;
   }
 }
 
 async function run(flags: Flags): Promise<number> {
-  const dir = resolve(flag(flags, 'dir') ?? '.');
-  const overlayDir = flag(flags, 'overlay') ?? DEFAULT_OVERLAY;
+  const given = resolve(flag(flags, 'dir') ?? '.');
   const dryRun = hasFlag(flags, 'dry-run');
   const json = hasFlag(flags, 'json');
   // With --json, stdout carries the one document; what people read goes nowhere.
   const say = json ? () => undefined : (line: string) => console.log(line);
-  const lock = readLock(dir);
-  const fromText = flag(flags, 'from');
-  const from = fromText === undefined ? lock?.release : normalizeVersion(fromText);
-  if (fromText !== undefined && !from) {
-    throw new UsageError(`--from ${fromText} is not a release name such as v0.5`);
-  }
+  const { dir, root } = openRepository(given);
+  const fromFlag = versionFlag(flags, 'from', dir);
+  const toFlag = versionFlag(flags, 'to', dir);
+  const lockPath = fileInRepository(root, dir, LOCK_FILE, 'the lock file');
+  const lock = readLock(lockPath);
+  const from = fromFlag ?? lock?.release;
   if (!from) {
-    throw new UsageError(`no ${LOCK_FILE} in ${dir}: pass --from vX.Y, the release that created this deployment`);
+    throw new UsageError(`no ${LOCK_FILE} in ${given}: pass --from vX.Y, the release that created this deployment`);
   }
-  if (lock && fromText !== undefined && compareVersions(from, lock.release) !== 0) {
-    throw new Refused(`${LOCK_FILE} says this deployment runs ${lock.release}, not ${from}: drop --from, or fix the lock file`);
+  if (lock && compareVersions(from, lock.release) !== 0) {
+    throw new UpgradeRefused(`${LOCK_FILE} says this deployment runs ${lock.release}, not ${from}: drop --from, or fix the lock file`);
   }
-  const to = normalizeVersion(flag(flags, 'to') ?? loadBuildInfo().version);
-  if (!to) {
-    throw new UsageError(`--to ${flag(flags, 'to')} is not a release name such as v0.6`);
+  const build = normalizeVersion(loadBuildInfo().version)!;
+  if (compareVersions(from, build) > 0) {
+    throw new UpgradeRefused(`the deployment runs ${from}, newer than this backplane (${build}): upgrade never goes backwards; use the backplane of ${from} or newer`);
   }
-  if (compareVersions(to, normalizeVersion(loadBuildInfo().version)!) > 0) {
-    throw new Refused(`this backplane is ${loadBuildInfo().version} and cannot upgrade to ${to}: run the newer release's backplane upgrade`);
+  const to = toFlag ?? build;
+  if (compareVersions(to, build) > 0) {
+    throw new UpgradeRefused(`this backplane is ${build} and cannot upgrade to ${to}: run the newer release's backplane upgrade`);
   }
-  if (compareVersions(to, from) <= 0) {
-    throw new Refused(
-      compareVersions(to, from) === 0 ? `the deployment already runs ${to}: nothing to upgrade` : `${to} is older than ${from}: upgrade never goes backwards; roll back by reverting the deployment repository`,
-    );
+  if (compareVersions(to, from) < 0) {
+    throw new UpgradeRefused(`${to} is older than ${from}: upgrade never goes backwards; roll back by reverting the deployment repository`);
   }
-  try {
-    git(dir, ['rev-parse', '--is-inside-work-tree']);
-  } catch {
-    throw new Refused(`${dir} is not a git repository: run upgrade in the deployment repository (--dir PATH)`);
+  if (compareVersions(to, from) === 0) {
+    // Automation runs upgrade every time: already there is a success with nothing to do.
+    if (json) {
+      const report: NothingToDo = { from, to, dir: given, dry_run: dryRun, nothing_to_do: true, releases: [], committed: false, commit: null, migrations_applied: [], doctor: null };
+      printJson(report);
+    } else {
+      say(`the deployment already runs ${to}: nothing to upgrade`);
+    }
+    return 0;
   }
   if (git(dir, ['status', '--porcelain'])) {
-    throw new Refused(`${dir} has uncommitted changes: commit or stash them, then run upgrade again`);
+    throw new UpgradeRefused(`${given} has uncommitted changes: commit or stash them, then run upgrade again`);
   }
   const branch = `backplane-upgrade/${to}`;
   if (git(dir, ['branch', '--list', branch])) {
-    throw new Refused(`branch ${branch} already exists in ${dir}: merge or delete it first`);
+    throw new UpgradeRefused(`branch ${branch} already exists in ${given}: merge or delete it first`);
   }
-  const kustomization = join(dir, overlayDir, 'kustomization.yaml');
-  if (!existsSync(kustomization)) {
-    throw new Refused(`no ${kustomization}: pass --overlay PATH, the kustomize overlay that deploys backplane`);
+  const kustomization = fileInRepository(root, dir, resolve(dir, flag(flags, 'overlay') ?? DEFAULT_OVERLAY, 'kustomization.yaml'), 'the overlay');
+  const overlayDir = relative(dir, resolve(kustomization, '..')) || '.';
+  let overlayText: string;
+  try {
+    overlayText = readFileSync(kustomization, 'utf8');
+  } catch {
+    throw new UpgradeRefused(`no ${kustomization}: pass --overlay PATH, the kustomize overlay that deploys backplane`);
   }
-  const overlayText = readFileSync(kustomization, 'utf8');
-  const retagged = retagOverlay(overlayText, to);
+  const retagged = retagOverlay(kustomization, overlayText, to);
+  const deployed = normalizeVersion(String(retagged.current ?? ''));
+  if (deployed && compareVersions(deployed, to) > 0) {
+    throw new UpgradeRefused(`${kustomization} already deploys ${deployed}, newer than ${to}: upgrade never goes backwards`);
+  }
   const releases = RELEASES.filter((release) => compareVersions(release.version, from) > 0 && compareVersions(release.version, to) <= 0);
 
   progress('evaluating release notes against the database');
-  const evaluated = await withDatabase(
-    (pool, { url, config }) =>
-      withServices(pool, url, config, async (services) => {
-        const context = { pool, config, services, overlay: overlayText, replicas: retagged.replicas };
-        const results: Array<{ release: ReleaseNotes; change: ReleaseNotes['changes'][number]; evaluation?: Evaluation }> = [];
-        for (const release of releases) {
-          for (const change of release.changes) {
-            results.push({ release, change, ...(change.check ? { evaluation: await ACTION_CHECKS[change.check](context) } : {}) });
-          }
-        }
-        return results;
-      }),
-    { migrate: false },
-  );
-  say(`upgrade ${from} → ${to} in ${dir}${dryRun ? ' (dry run: nothing changes)' : ''}`);
+  const evaluated = await evaluateReleases(releases, overlayText, retagged.replicas);
+  say(`upgrade ${from} → ${to} in ${given}${dryRun ? ' (dry run: nothing changes)' : ''}`);
   for (const release of releases) {
     say(`\n${release.version}`);
     for (const entry of evaluated.filter((item) => item.release === release)) {
@@ -219,8 +197,9 @@ async function run(flags: Flags): Promise<number> {
   const report: UpgradeReport = {
     from,
     to,
-    dir,
+    dir: given,
     dry_run: dryRun,
+    nothing_to_do: false,
     releases: releases.map((release) => ({
       version: release.version,
       changes: evaluated
@@ -250,16 +229,23 @@ async function run(flags: Flags): Promise<number> {
     return 0;
   }
   progress(`committing on ${branch}`);
-  git(dir, ['checkout', '-q', '-b', branch]);
-  writeFileSync(kustomization, retagged.text);
-  writeFileSync(join(dir, LOCK_FILE), `${JSON.stringify(lockFile, null, 2)}\n`);
-  git(dir, ['add', '--', join(overlayDir, 'kustomization.yaml'), LOCK_FILE]);
-  git(dir, ['commit', '-q', '-m', `Upgrade backplane ${from} → ${to}\n\nImage ${retagged.image}; ${LOCK_FILE} format ${LOCK_FORMAT}. Written by backplane upgrade.`]);
+  report.commit = commitOnBranch(
+    dir,
+    branch,
+    [
+      { path: kustomization, text: retagged.text, existed: true },
+      { path: lockPath, text: `${JSON.stringify(lockFile, null, 2)}\n`, existed: lock !== undefined },
+    ],
+    `Upgrade backplane ${from} → ${to}\n\nImage ${retagged.image}; ${LOCK_FILE} format ${LOCK_FORMAT}. Written by backplane upgrade.`,
+  );
   report.committed = true;
-  report.commit = git(dir, ['rev-parse', 'HEAD']);
   say(`\ncommitted on branch ${branch}: image ${retagged.image}, ${LOCK_FILE}`);
   progress('applying migrations under the advisory lock');
-  report.migrations_applied = await withDatabase((pool) => migrateUp(pool), { migrate: false });
+  try {
+    report.migrations_applied = await withDatabase((pool) => migrateUp(pool), { migrate: false });
+  } catch (error) {
+    throw new Error(`committed on branch ${branch}, but the migrations failed (${oneLine(error)}): fix the cause and run backplane migrate up`);
+  }
   say(report.migrations_applied.length ? `applied ${report.migrations_applied.length} migration(s)` : 'no migration to apply');
   progress('running doctor');
   report.doctor = await runDoctor({ positional: [], values: new Map() });

@@ -1,11 +1,13 @@
 import type pg from 'pg';
-import type { Config } from '../app/config.ts';
+import { type Config, ConfigError } from '../app/config.ts';
 import { listRoles } from '../modules/auth/index.ts';
 import { selectInstances } from '../modules/releases/index.ts';
 import { describeRetention } from '../modules/retention/index.ts';
 import { migrationStatus } from '../platform/db/migrations.ts';
-import type { ActionCheck } from './releases/notes.ts';
-import type { CliServices } from './services.ts';
+import { withDatabase } from './database.ts';
+import type { ActionCheck, ReleaseNotes } from './releases/notes.ts';
+import { type CliServices, withServices } from './services.ts';
+import { UpgradeRefused, oneLine } from './upgradeRepository.ts';
 
 export interface UpgradeContext {
   pool: pg.Pool;
@@ -69,3 +71,44 @@ export const ACTION_CHECKS: Record<ActionCheck, (context: UpgradeContext) => Pro
       : { needed: false, finding: 'no migration pending' };
   },
 };
+
+/** Each release's changes, evaluated against the database: refused on one never migrated or ahead of this release. */
+export async function evaluateReleases(releases: ReleaseNotes[], overlay: string, replicas: number) {
+  try {
+    return await evaluateAgainstDatabase(releases, overlay, replicas);
+  } catch (error) {
+    if (error instanceof UpgradeRefused || error instanceof ConfigError) {
+      throw error;
+    }
+    throw new UpgradeRefused(`the database cannot be read (${oneLine(error)}): check DATABASE_URL; nothing changed`);
+  }
+}
+
+async function evaluateAgainstDatabase(releases: ReleaseNotes[], overlay: string, replicas: number) {
+  return withDatabase(
+    async (pool, { url, config }) => {
+      const status = await migrationStatus(pool);
+      if (status.current === 0) {
+        throw new UpgradeRefused('the database has no migrations applied: it is not this deployment\'s database or the deployment never started; check DATABASE_URL');
+      }
+      if (status.unknown.length) {
+        throw new UpgradeRefused(`the database holds migrations this release does not know (${status.unknown.join(', ')}): it runs a newer release, and upgrade never goes backwards`);
+      }
+      try {
+        return await withServices(pool, url, config, async (services) => {
+          const context = { pool, config, services, overlay, replicas };
+          const results: Array<{ release: ReleaseNotes; change: ReleaseNotes['changes'][number]; evaluation?: Evaluation }> = [];
+          for (const release of releases) {
+            for (const change of release.changes) {
+              results.push({ release, change, ...(change.check ? { evaluation: await ACTION_CHECKS[change.check](context) } : {}) });
+            }
+          }
+          return results;
+        });
+      } catch (error) {
+        throw new UpgradeRefused(`could not evaluate the release notes against the database (${oneLine(error)}): nothing changed`);
+      }
+    },
+    { migrate: false },
+  );
+}

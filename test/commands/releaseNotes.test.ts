@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { RELEASES } from '../../src/commands/releases/notes.ts';
+import { compareVersions, normalizeVersion } from '../../src/commands/upgradeVersions.ts';
 import { packageRoot } from '../../src/platform/packageRoot.ts';
 
 const changelog = readFileSync(join(packageRoot, 'CHANGELOG.md'), 'utf8');
@@ -22,4 +23,10 @@ const notes = (version: string) => RELEASES.find((release) => release.version ==
 test('CHANGELOG carries the release notes upgrade shows: the v0.5 table and the unreleased one', (t) => {
   t.deepEqual(actionsTable('## [v0.5]'), notes('0.5.0'));
   t.deepEqual(actionsTable('## [Unreleased]'), notes('0.6.0-dev'));
+});
+
+test('release notes name semver releases, oldest first, as upgrade compares them', (t) => {
+  const versions = RELEASES.map((release) => release.version);
+  t.deepEqual(versions.map((version) => normalizeVersion(version)), versions);
+  t.deepEqual([...versions].sort(compareVersions), versions);
 });
