@@ -160,14 +160,20 @@ test.serial('with the database frozen every database route answers 503 at its de
 
 /**
  * A statement in flight at the deadline gets the 1 s grace (ADR 0070), so it ends on the bound
- * itself; the answer is rendered just after, later still on a loaded machine.
+ * itself; the answer comes just after, rendered by the process that also runs this client: at a
+ * load average of 20-25 on 2 cores, up to 0.45 s after.
  */
-const RENDERING_SLACK_MS = 750;
+const RENDERING_SLACK_MS = 1_000;
 
-// Issue 30 item 9: the limiter's 2 s wait came before the deadline started, so sign-ins answered after 2 + 5 + 1 s.
-for (const deadlineSeconds of [2, 3]) {
-  test.serial(`with the database frozen every route answers 503 within the deadline (${deadlineSeconds} s) plus 1 s of its arrival, the limiter's wait included`, async (t) => {
-    const bounded = await startTestInstance(server.url, { APP_REQUEST_DEADLINE_SECONDS: String(deadlineSeconds) });
+// Issue 30 item 9: the limiter's wait came before the deadline started, so sign-ins answered after 2 + 5 + 1 s.
+for (const { deadlineSeconds, limiterBoundMs } of [
+  // The limiter's bound far beyond the deadline: the old code answered sign-ins after 10 + 2 s.
+  { deadlineSeconds: 2, limiterBoundMs: 10_000 },
+  // As deployed (2 s bound, a longer deadline): the limiter decides alone at 2 s, the statements end by the deadline.
+  { deadlineSeconds: 3, limiterBoundMs: undefined },
+]) {
+  test.serial(`with the database frozen every route answers 503 within the deadline (${deadlineSeconds} s, limiter bound ${limiterBoundMs ?? 2_000} ms) plus 1 s of its arrival`, async (t) => {
+    const bounded = await startTestInstance(server.url, { APP_REQUEST_DEADLINE_SECONDS: String(deadlineSeconds) }, { rateLimitTimeoutMs: limiterBoundMs });
     const routes: Call[] = [
       DATABASE_ROUTES[0]!,
       DATABASE_ROUTES[1]!,
