@@ -39,7 +39,7 @@ export interface Config {
   drainTimeoutMs: number;
   heartbeatSeconds: number;
   bodyLimitBytes: number;
-  /** How long a request may wait on the database in all (APP_REQUEST_DEADLINE_SECONDS); past it, 503 database_unavailable. */
+  /** The one deadline of a request from its arrival (APP_REQUEST_DEADLINE_SECONDS): limiter, connection, statements; past it, 503 database_unavailable. */
   requestDeadlineMs: number;
   /** Proxies whose X-Forwarded-For is believed (APP_TRUSTED_PROXIES). */
   trustedProxies: ProxyRange[];

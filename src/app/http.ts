@@ -23,7 +23,7 @@ export interface HttpAppOptions {
   bodyLimitBytes: number;
   /** How long an idle keep-alive connection stays open (Node's default is 5 s). */
   keepAliveTimeoutMs?: number;
-  /** How long a route that needs the database may wait on it (connection and statements); 5 s by default. */
+  /** How long after its arrival a request must be answered by (limiter, connection, statements); 5 s by default. */
   requestDeadlineMs?: number;
   /** Resolves the client address of a request (trusted proxies); the socket peer by default. */
   clientAddress?: (request: IncomingMessage) => string;
@@ -64,6 +64,7 @@ export function createHttpServer(options: HttpAppOptions): Server {
     logRequest: accessLog(options.logger, PROBE_ROUTES),
     metrics: options.metrics,
     draining: options.draining,
+    requestDeadlineMs: options.requestDeadlineMs,
   });
   app.use(frame.middleware);
   if (options.pages) {

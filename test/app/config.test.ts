@@ -92,7 +92,11 @@ test('job queues, lease and test jobs are read and checked', (t) => {
   t.throws(() => loadConfig({ APP_TEST_JOBS: '1', NODE_ENV: 'production' }), { message: /APP_TEST_JOBS/ });
 });
 
-for (const value of ['0.0.0.0/0', '::/0', '0.0.0.0/1,128.0.0.0/1', '::/1,8000::/1', '10.0.0.0/8,proxy.internal', '10.0.0.0/40', '10.0.0.0/8,']) {
+for (const value of [
+  '0.0.0.0/0', '::/0', '0.0.0.0/1,128.0.0.0/1', '::/1,8000::/1', '10.0.0.0/8,proxy.internal', '10.0.0.0/40', '10.0.0.0/8,',
+  // Issue 30: near-cover lists, wider than "no IPv4 prefix shorter than /8, no IPv6 shorter than /16".
+  '::/1', '2000::/3', '0.0.0.0/1,128.0.0.0/2,192.0.0.0/3', '8.0.0.0/7', '::ffff:0:0/97',
+]) {
   test(`APP_TRUSTED_PROXIES=${value} stops start-up naming the variable`, (t) => {
     const error = t.throws(() => loadConfig({ APP_TRUSTED_PROXIES: value }), { instanceOf: ConfigError });
     t.regex(error!.message, /APP_TRUSTED_PROXIES/);
@@ -103,6 +107,11 @@ test('APP_TRUSTED_PROXIES refuses ranges that together trust every address with 
   const whole = t.throws(() => loadConfig({ APP_TRUSTED_PROXIES: '0.0.0.0/0' }), { instanceOf: ConfigError });
   const halves = t.throws(() => loadConfig({ APP_TRUSTED_PROXIES: '0.0.0.0/1,128.0.0.0/1' }), { instanceOf: ConfigError });
   t.is(halves!.message.replace('0.0.0.0/1,128.0.0.0/1', '0.0.0.0/0'), whole!.message);
+});
+
+test('APP_TRUSTED_PROXIES accepts private ranges of any width and public ones from /8 (IPv4) or /16 (IPv6)', (t) => {
+  const value = '10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7,2001:db8::/32,203.0.113.0/24,8.0.0.0/8';
+  t.is(loadConfig({ APP_TRUSTED_PROXIES: value }).trustedProxies.length, 7);
 });
 
 test('APP_TRUSTED_PROXIES lists ranges; unset trusts nobody', (t) => {

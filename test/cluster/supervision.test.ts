@@ -74,6 +74,7 @@ test.serial('an instance whose event loop is stopped beyond the liveness time is
 for (const [name, env] of [
   ['APP_JWT_PRIVATE_KEY', { APP_JWT_PRIVATE_KEY: 'garbage' }],
   ['HOST', { HOST: 'no-such-host.invalid' }],
+  ['APP_TRUSTED_PROXIES', { APP_TRUSTED_PROXIES: '2000::/3' }],
   ['DATABASE_URL', { NODE_ENV: 'production', APP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') }],
 ] as const) {
   test(`serve refuses a bad ${name} with exit 2, one line naming it, and no instance forked`, async (t) => {

@@ -18,6 +18,8 @@ export async function startTestInstance(
     LOG_LEVEL: 'silent',
     APP_METRICS_PORT: '0',
     APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    // The request deadline covers the limiter's wait: a bound raised for loaded machines needs a deadline above it.
+    ...(options.rateLimitTimeoutMs ? { APP_REQUEST_DEADLINE_SECONDS: String(Math.ceil(options.rateLimitTimeoutMs / 1_000) + 5) } : {}),
     ...env,
   });
   return startInstance(config, options);

@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import type { Logger } from 'pino';
+import { currentDatabaseDeadline } from '../../platform/db/deadline.ts';
 import { IdentityError } from './errors.ts';
 import type { ProviderSpec } from './providerConfig.ts';
 
@@ -36,8 +37,22 @@ export function clientAuthentication(spec: Pick<ProviderSpec, 'authMethod' | 'cl
   return spec.authMethod === 'client_secret_post' ? oidc.ClientSecretPost(spec.clientSecret) : oidc.ClientSecretBasic(spec.clientSecret);
 }
 
+/**
+ * A provider call made for a request ends by the request's deadline too, not only by its own 5 s
+ * (ADR 0070, amended 2026-11-26): a callback answers within the deadline, whatever the provider does.
+ */
+export const fetchWithinRequestDeadline: oidc.CustomFetch = (url, options) => {
+  const remaining = currentDatabaseDeadline()?.remainingMs();
+  if (remaining === undefined) {
+    return fetch(url, options);
+  }
+  const bound = AbortSignal.timeout(Math.max(0, Math.ceil(remaining)));
+  return fetch(url, { ...options, signal: options.signal ? AbortSignal.any([options.signal, bound]) : bound });
+};
+
 async function discover(spec: ProviderSpec, timeoutSeconds = PROVIDER_TIMEOUT_SECONDS): Promise<oidc.Configuration> {
   const configuration = await oidc.discovery(new URL(spec.issuer), spec.clientId, undefined, clientAuthentication(spec), {
+    [oidc.customFetch]: fetchWithinRequestDeadline,
     timeout: timeoutSeconds,
     // Only loopback issuers outside production get here with http (checked in the configuration).
     execute: spec.insecureLoopback ? [oidc.allowInsecureRequests] : [],

@@ -46,8 +46,12 @@ export interface RateLimiterOptions<N extends string> {
 }
 
 export interface RateLimiter<N extends string = string> {
-  /** Spends one request of `key`'s budget in `limiter`; never rejects because the store failed. */
-  take(limiter: N, key: string): Promise<Decision>;
+  /**
+   * Spends one request of `key`'s budget in `limiter`; never rejects because the store failed.
+   * `by` (performance.now()) is the request's deadline: the wait ends there if before the
+   * limiter's own bound, undecided (ADR 0070, amended 2026-11-26).
+   */
+  take(limiter: N, key: string, by?: number): Promise<Decision>;
   /** A refusal known from memory, without spending anything; undefined when only a take can tell. */
   refusedFromMemory(limiter: N, key: string): Decision | undefined;
   /** Opens and prepares every connection now, so the first decisions do not pay for it. */
@@ -60,6 +64,8 @@ interface Waiter extends Deadlined {
   resolve(decision: Decision): void;
   state: LimiterState;
   id: string;
+  /** The deadline is the request's, not the limiter's bound: passing it says nothing of the database. */
+  requestEnds: boolean;
 }
 
 interface PendingKey {
@@ -214,7 +220,15 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     waiter.resolve(decision);
   };
 
+  // Out of the request's time: refused as undecided (a 503), no grant alone, no verdict on the database.
+  const outOfTime = (state: LimiterState): Decision =>
+    counted(state, { allowed: false, limit: state.rule.limit, remaining: 0, retryAfterMs: retryDatabaseAfterMs, nextUnitMs: retryDatabaseAfterMs, source: 'fallback', undecided: true });
+
   const deadlines = new DeadlineQueue<Waiter>((waiter) => {
+    if (waiter.requestEnds) {
+      settle(waiter, outOfTime(waiter.state));
+      return;
+    }
     alone.failed('timeout');
     settle(waiter, fromFallback(waiter.state, waiter.id, 'timeout'));
   });
@@ -323,7 +337,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     refusedFromMemory(name, key) {
       return refuse(stateOf(name), key);
     },
-    take(name, key) {
+    take(name, key, by = Infinity) {
       const state = stateOf(name);
       const refused = refuse(state, key);
       if (refused) {
@@ -333,8 +347,12 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
         return Promise.resolve(fromFallback(state, key, alone.reason));
       }
       const now = performance.now();
+      if (by <= now) {
+        return Promise.resolve(outOfTime(state));
+      }
       return new Promise<Decision>((resolve) => {
-        const waiter: Waiter = { resolve, settled: false, deadline: now + timeoutMs, state, id: key };
+        const bound = now + timeoutMs;
+        const waiter: Waiter = { resolve, settled: false, deadline: Math.min(bound, by), state, id: key, requestEnds: by < bound };
         deadlines.add(waiter);
         pendingKey(state, key).waiters.push(waiter);
         scheduleFlush();

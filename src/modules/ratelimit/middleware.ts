@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { DatabaseUnavailableError } from '../../platform/db/deadline.ts';
+import { DatabaseUnavailableError, currentDatabaseDeadline } from '../../platform/db/deadline.ts';
 import { type RateLimitError, rateLimited, tooManyAttempts } from './errors.ts';
 import { rateLimitHeaders } from './headers.ts';
 import type { RateLimiter } from './limiter.ts';
@@ -43,9 +43,11 @@ export function limitRequestsPerAddress(limiter: RateLimiter<LimiterName>) {
       await next();
       return;
     }
-    const decision = await limiter.take('auth_ip', addressKey(ctx.state.clientAddress as string));
+    // The request's one deadline, from its arrival (the request frame): the decision's wait ends there too.
+    const by = ctx.state.deadlineAt as number | undefined;
+    const decision = await limiter.take('auth_ip', addressKey(ctx.state.clientAddress as string), by);
     if (!decision.allowed) {
-      throw refusal(decision, () => rateLimited('auth_ip', decision));
+      throw refusal(decision, () => rateLimited('auth_ip', decision), by);
     }
     ctx.set(rateLimitHeaders('auth_ip', decision));
     await next();
@@ -60,14 +62,19 @@ export type SpentAttempt = { allowed: true; headers: Record<string, string> } | 
  * too_many_attempts when the client is over its budget, 503 when no instance could decide.
  */
 export async function spendAttempt(limiter: RateLimiter<LimiterName>, name: Exclude<LimiterName, 'auth_ip'>, key: string): Promise<SpentAttempt> {
-  const decision = await limiter.take(name, key);
+  // Spent inside a route: the router's deadline, counted from the request's arrival, bounds the wait.
+  const by = currentDatabaseDeadline()?.at;
+  const decision = await limiter.take(name, key, by);
   if (!decision.allowed) {
-    return { allowed: false, refusal: refusal(decision, () => tooManyAttempts(name, decision)), overLimit: !decision.undecided };
+    return { allowed: false, refusal: refusal(decision, () => tooManyAttempts(name, decision), by), overLimit: !decision.undecided };
   }
   return { allowed: true, headers: rateLimitHeaders(name, decision) };
 }
 
-// A refusal for want of a share is the database's absence, not the client's doing: 503, not 429.
-function refusal(decision: Decision, overLimit: () => RateLimitError): Error {
-  return decision.undecided ? new DatabaseUnavailableError('ratelimit_undecided') : overLimit();
+// A refusal for want of a share or of time is the database's absence, not the client's doing: 503, not 429.
+function refusal(decision: Decision, overLimit: () => RateLimitError, by = Infinity): Error {
+  if (!decision.undecided) {
+    return overLimit();
+  }
+  return new DatabaseUnavailableError(by <= performance.now() ? 'deadline' : 'ratelimit_undecided');
 }

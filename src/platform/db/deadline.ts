@@ -1,41 +1,27 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * How long a request may still wait on the database. It counts only time spent waiting (for a
- * connection, for a statement), overlapping waits once: a slow password hash or identity provider
- * spends none of it.
+ * When a request must be answered by: one instant from its arrival, covering every wait it makes
+ * (a rate-limit decision, a connection, each statement) and the work between them. Remaining time
+ * is computed from that instant, so a request costs no timer of its own for it.
  */
 export interface DatabaseDeadline {
-  /** Milliseconds of waiting left; 0 or less once passed. */
+  /** performance.now() by which the request's waits must end. */
+  readonly at: number;
+  /** Milliseconds left; 0 or less once passed. */
   remainingMs(): number;
-  /** Starts a wait on the database; the returned function ends it (calling it again does nothing). */
-  startWaiting(): () => void;
 }
 
-function databaseBudget(ms: number): DatabaseDeadline {
-  let spent = 0;
-  let waiting = 0;
-  let since = 0;
-  return {
-    remainingMs: () => ms - spent - (waiting > 0 ? performance.now() - since : 0),
-    startWaiting() {
-      if (waiting === 0) {
-        since = performance.now();
-      }
-      waiting += 1;
-      let ended = false;
-      return () => {
-        if (ended) {
-          return;
-        }
-        ended = true;
-        waiting -= 1;
-        if (waiting === 0) {
-          spent += performance.now() - since;
-        }
-      };
-    },
-  };
+class Deadline implements DatabaseDeadline {
+  readonly at: number;
+
+  constructor(at: number) {
+    this.at = at;
+  }
+
+  remainingMs(): number {
+    return this.at - performance.now();
+  }
 }
 
 /**
@@ -66,7 +52,12 @@ const deadlines = new AsyncLocalStorage<DatabaseDeadline>();
  * createPool): the router's way to hand a request's deadline to code that only sees a pool.
  */
 export function withDatabaseDeadline<T>(ms: number, work: () => T): T {
-  return deadlines.run(databaseBudget(ms), work);
+  return withDeadlineAt(performance.now() + ms, work);
+}
+
+/** withDatabaseDeadline ending at `at` (performance.now()), such as a request's arrival plus its deadline. */
+export function withDeadlineAt<T>(at: number, work: () => T): T {
+  return deadlines.run(new Deadline(at), work);
 }
 
 /** The deadline of the work calling, if any (background work has none). */

@@ -77,7 +77,6 @@ function boundStatements(client: pg.PoolClient, deadlineOf: (client: pg.PoolClie
       return Promise.reject(deadlineError());
     }
     let timedOut = false;
-    const stopWaiting = deadline.startWaiting();
     const timer = setTimeout(() => {
       timedOut = true;
       // Destroyed with the reason, so every query on it (and pool.query's own error handler) sees it.
@@ -85,7 +84,6 @@ function boundStatements(client: pg.PoolClient, deadlineOf: (client: pg.PoolClie
     }, remaining + STATEMENT_GRACE_MS);
     const settle = (error: Error | null) => {
       clearTimeout(timer);
-      stopWaiting();
       return error && timedOut && !(error instanceof DatabaseUnavailableError) ? new DatabaseUnavailableError('deadline', { cause: error }) : error;
     };
     if (done) {
@@ -159,10 +157,8 @@ export function createPool(options: PoolOptions): InstrumentedPool {
       return;
     }
     let answered = false;
-    const stopWaiting = deadline.startWaiting();
     const timer = setTimeout(() => {
       answered = true;
-      stopWaiting();
       callback(deadlineError(), undefined, () => undefined);
     }, remaining);
     connect((err, client, done) => {
@@ -175,7 +171,6 @@ export function createPool(options: PoolOptions): InstrumentedPool {
       }
       answered = true;
       clearTimeout(timer);
-      stopWaiting();
       if (client && !err) {
         deadlines.set(client, deadline);
       }

@@ -83,11 +83,43 @@ function coversEverything(ranges: ProxyRange[], bits: 32 | 128): boolean {
   return covered >= 1n << BigInt(bits);
 }
 
+/** The widest trusted range allowed, in one sentence: shown in the refusal, README and ADR 0021. */
+export const PROXY_WIDTH_RULE =
+  'no IPv4 prefix shorter than /8, no IPv6 prefix shorter than /16 (IPv4-mapped IPv6 ranges judged as IPv4), except that private, loopback, link-local and unique-local ranges are always allowed';
+
+/** Ranges a proxy may sit in whatever their width: nothing on the internet at large is inside them. */
+const LOCAL_RANGES: ProxyRange[] = [
+  { network: '10.0.0.0', prefix: 8, family: 4 },
+  { network: '172.16.0.0', prefix: 12, family: 4 },
+  { network: '192.168.0.0', prefix: 16, family: 4 },
+  { network: '127.0.0.0', prefix: 8, family: 4 },
+  { network: '169.254.0.0', prefix: 16, family: 4 },
+  { network: '100.64.0.0', prefix: 10, family: 4 },
+  { network: '::1', prefix: 128, family: 6 },
+  { network: 'fc00::', prefix: 7, family: 6 },
+  { network: 'fe80::', prefix: 10, family: 6 },
+];
+
+/** True when every address of `range` is inside `outer` (same family). */
+function liesWithin(range: ProxyRange, outer: ProxyRange): boolean {
+  if (range.family !== outer.family || range.prefix < outer.prefix) {
+    return false;
+  }
+  const shift = BigInt((range.family === 4 ? 32 : 128) - outer.prefix);
+  return addressBits(range.network) >> shift === addressBits(outer.network) >> shift;
+}
+
+/** PROXY_WIDTH_RULE for one range (IPv4-mapped ranges arrive here already as IPv4). */
+function withinWidthRule(range: ProxyRange): boolean {
+  return range.prefix >= (range.family === 4 ? 8 : 16) || LOCAL_RANGES.some((local) => liesWithin(range, local));
+}
+
 /**
  * Parses APP_TRUSTED_PROXIES: comma-separated `<network>/<prefix>` ranges, a single address
- * meaning /32 or /128. Throws naming the entry for anything else, and for any /0 or list of
+ * meaning /32 or /128. Throws naming the entry for anything else, for any /0 or list of
  * ranges that together hold every IPv4 or every IPv6 address (trusting every address would let
- * any client choose its own address).
+ * any client choose its own address), and for any range wider than PROXY_WIDTH_RULE allows
+ * (nearly every address is no better).
  */
 export function parseTrustedProxies(value: string): ProxyRange[] {
   if (value.trim() === '') {
@@ -116,6 +148,10 @@ export function parseTrustedProxies(value: string): ProxyRange[] {
   });
   if (coversEverything(ranges, 32) || coversEverything(ranges, 128)) {
     throw new Error(`"${value.trim()}" would trust every address`);
+  }
+  const tooWide = ranges.findIndex((range) => !withinWidthRule(range));
+  if (tooWide >= 0) {
+    throw new Error(`"${value.split(',')[tooWide]!.trim()}" would trust nearly every client (${PROXY_WIDTH_RULE})`);
   }
   return ranges;
 }

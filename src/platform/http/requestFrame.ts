@@ -17,6 +17,8 @@ export interface RequestFrameOptions {
   metrics: HttpMetrics;
   /** True once the instance drains: answers then close their connection instead of keeping it alive. */
   draining?: () => boolean;
+  /** APP_REQUEST_DEADLINE_SECONDS in ms: `ctx.state.deadlineAt` is the arrival plus this, the one deadline of every wait. */
+  requestDeadlineMs?: number;
 }
 
 /** What an early answer may look at: the request line and the resolved client, never the body. */
@@ -43,6 +45,7 @@ const METHOD_LABELS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
  * flood and cost a third of an ordinary request this way.
  */
 export function createRequestFrame(options: RequestFrameOptions) {
+  const deadlineMs = options.requestDeadlineMs ?? 5_000;
   const finish = (request: AnsweredRequest) => {
     options.metrics.observe(METHOD_LABELS.has(request.method) ? request.method : '_OTHER', request.route, request.status, request.durationMs / 1000);
     options.logRequest(request);
@@ -52,6 +55,7 @@ export function createRequestFrame(options: RequestFrameOptions) {
     const started = performance.now();
     const requestId = requestIdFor(ctx.get('X-Request-Id'));
     ctx.state.requestId = requestId;
+    ctx.state.deadlineAt = started + deadlineMs;
     try {
       ctx.set('X-Request-Id', requestId);
       ctx.state.clientAddress = options.clientAddress(ctx.req);

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import { withDatabaseDeadline } from '../db/deadline.ts';
+import { withDeadlineAt } from '../db/deadline.ts';
 import type { Actor, Caller, RequestOrigin } from '../caller.ts';
 import { type AnyRoute, type BoundRoute, Reply, koaPath, needsDatabase, requiresBearer } from './route.ts';
 import { storableText } from './schemas.ts';
@@ -16,8 +16,9 @@ export interface RouteGuard {
 /**
  * Builds the Koa router from route definitions: authentication and the permission check come
  * first, then validation of params, query and body, then the handler. A route that needs the
- * database runs within the request deadline: its waits for a connection and its statements end
- * there (503 database_unavailable).
+ * database runs within the request deadline, counted from the request's arrival
+ * (`ctx.state.deadlineAt`, set by the request frame): its waits for a connection and its
+ * statements end there (503 database_unavailable).
  */
 export function buildRouter(routes: BoundRoute[], guard: RouteGuard, options: { requestDeadlineMs: number }): Middleware[] {
   const router = new Router();
@@ -46,7 +47,9 @@ export function buildRouter(routes: BoundRoute[], guard: RouteGuard, options: { 
     const bounded = needsDatabase(route);
     router.register(koaPath(route.path), [route.method], (ctx: Context) => {
       ctx.state.routePattern = route.path;
-      return bounded ? withDatabaseDeadline(options.requestDeadlineMs, () => handle(ctx)) : handle(ctx);
+      return bounded
+        ? withDeadlineAt((ctx.state.deadlineAt as number | undefined) ?? performance.now() + options.requestDeadlineMs, () => handle(ctx))
+        : handle(ctx);
     });
   }
   const allowed = router.allowedMethods();

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { DatabaseUnavailableError, withDatabaseDeadline } from '../../../src/platform/db/deadline.ts';
+import { DatabaseUnavailableError, withDatabaseDeadline, withDeadlineAt } from '../../../src/platform/db/deadline.ts';
 import { createPool } from '../../../src/platform/db/pool.ts';
 import { withTransaction } from '../../../src/platform/db/transaction.ts';
 import { databaseUnavailableReason } from '../../../src/platform/db/unavailable.ts';
@@ -49,16 +49,25 @@ test.serial('once the deadline is spent, later statements of the request are ref
   t.is(await marks('after'), 0);
 });
 
-test.serial('time not spent waiting on the database does not count against the deadline', async (t) => {
-  await withDatabaseDeadline(1_500, () =>
-    withTransaction(db.pool, async (tx) => {
-      await tx.query(`insert into deadline_marks (mark) values ('slow hash')`);
-      // A slow password hash or identity provider between statements, not a slow database.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
-      await tx.query(`insert into deadline_marks (mark) values ('slow hash')`);
-    }),
+test.serial('the deadline counts from its start, work between statements included: a statement after it is refused, nothing commits', async (t) => {
+  const error = await t.throwsAsync(
+    withDatabaseDeadline(300, () =>
+      withTransaction(db.pool, async (tx) => {
+        await tx.query(`insert into deadline_marks (mark) values ('slow hash')`);
+        // A slow password hash or a limiter's wait between statements spends the request's one deadline too (issue 30 item 9).
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        await tx.query(`insert into deadline_marks (mark) values ('slow hash')`);
+      }),
+    ),
   );
-  t.is(await marks('slow hash'), 2);
+  t.is(databaseUnavailableReason(error), 'deadline');
+  t.is(await marks('slow hash'), 0);
+});
+
+test.serial('a request deadline ends at its instant: work started past it is refused at once', async (t) => {
+  const error = await t.throwsAsync(withDeadlineAt(performance.now() - 1, () => db.pool.query('select 1')));
+  t.is(databaseUnavailableReason(error), 'deadline');
+  t.is((await withDeadlineAt(performance.now() + 5_000, () => db.pool.query('select 1 as one'))).rows[0].one, 1);
 });
 
 test.serial('work within its deadline commits as usual; work outside any deadline is not bounded', async (t) => {

@@ -65,8 +65,41 @@ test('the same message refuses /0 and a list that holds every address', (t) => {
   t.throws(() => parseTrustedProxies('0.0.0.0/0'), { message: '"0.0.0.0/0" would trust every address' });
 });
 
-for (const list of ['0.0.0.0/1,128.0.0.0/2', '::/1,8000::/2,c000::/3', '0.0.0.0/1,::/1,8000::/2']) {
-  test(`"${list}" leaves addresses untrusted and is accepted`, (t) => {
+// Issue 30: each of these leaves a few addresses out yet trusts nearly every client on the internet.
+for (const list of [
+  '::/1',
+  '2000::/3',
+  '0.0.0.0/1,128.0.0.0/2,192.0.0.0/3',
+  '0.0.0.0/1,128.0.0.0/2',
+  '::/1,8000::/2,c000::/3',
+  '8.0.0.0/7',
+  '10.0.0.0/7',
+  '::ffff:0:0/97',
+  'fc00::/6',
+  '10.0.0.0/8,2001:db8::/15',
+]) {
+  test(`"${list}" is wider than the rule allows and is refused`, (t) => {
+    t.throws(() => parseTrustedProxies(list));
+  });
+}
+
+for (const list of [
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '100.64.0.0/10',
+  '::1',
+  'fc00::/7',
+  'fe80::/10',
+  '2001:db8::/32',
+  '2001::/16',
+  '203.0.113.0/24',
+  '8.0.0.0/8',
+  '::ffff:10.0.0.0/104',
+]) {
+  test(`"${list}" is within the rule and is accepted`, (t) => {
     t.is(parseTrustedProxies(list).length, list.split(',').length);
   });
 }
