@@ -32,8 +32,8 @@ async function instance(prefix: string, name: string) {
   let count: ShareCount = UNCOUNTED;
   return {
     id,
-    async beat() {
-      const beaten = await beatInstance(db.pool, id, 3600, count.counted);
+    async beat(staleAfterSeconds = 3600) {
+      const beaten = await beatInstance(db.pool, id, staleAfterSeconds, count.counted);
       count = countShares(count, beaten);
       return beaten;
     },
@@ -93,6 +93,41 @@ test.serial('a scale-up: the newcomer is not sure until each old instance has wr
   await c.beat();
   t.is(c.divisor(), 3);
   await stopAll('up');
+});
+
+test.serial('counts large enough are not enough: every other row must have beaten since the newcomer\'s previous beat', async (t) => {
+  const a = await instance('since', 'a');
+  const b = await instance('since', 'b');
+  // As if they held a larger count from before (instances that stopped since).
+  await db.pool.query(`update release_instances set counted = 5 where instance_id like 'since-%'`);
+  const c = await instance('since', 'c');
+  await c.beat();
+  const second = await c.beat();
+  t.is(second.running, 3);
+  t.true(second.leastCounted >= 3);
+  // a and b have not beaten since c's first beat: a beat of theirs that missed c may still be in flight.
+  t.false(second.othersBeatSince);
+  t.is(c.divisor(), undefined);
+  await db.pool.query(`update release_instances set last_seen_at = now() where instance_id in ($1, $2)`, [a.id, b.id]);
+  const third = await c.beat();
+  t.true(third.othersBeatSince);
+  t.is(c.divisor(), 3);
+  await stopAll('since');
+});
+
+test.serial('after an outage longer than the stale window, the instances that beat before it still count', async (t) => {
+  const a = await instance('outage', 'a');
+  const b = await instance('outage', 'b');
+  for (let round = 0; round < 3; round += 1) {
+    await a.beat(60);
+    await b.beat(60);
+  }
+  t.is(a.divisor(), 2);
+  // Nobody beat for an hour: judged from now, both rows would be stale and a would count itself alone.
+  await db.pool.query(`update release_instances set last_seen_at = last_seen_at - interval '1 hour' where instance_id like 'outage-%'`);
+  t.is((await a.beat(60)).running, 2);
+  t.is(a.divisor(), 2);
+  await stopAll('outage');
 });
 
 test.serial('a stopped instance leaves the count; a row counted again from zero after it registers again', async (t) => {
