@@ -101,6 +101,7 @@ export async function createModules(config: Config, platform: Platform, options:
     const settings = await add(settingsModule, { pool, listener, logger, recordAudit });
     const releases = await add(releasesModule, {
       pool,
+      listener,
       logger,
       heartbeatSeconds: config.heartbeatSeconds,
       instance: {
@@ -120,8 +121,8 @@ export async function createModules(config: Config, platform: Platform, options:
       logger,
       registry,
       decisionTimeoutMs: options.rateLimitTimeoutMs,
-      // Until the first heartbeat the count is unknown, and deciding alone grants nothing.
-      liveInstances: releases.runningInstances,
+      // Until every running instance has counted this one, deciding alone grants nothing (ADR 0020, amended 2026-11-26).
+      liveInstances: releases.shareDivisor,
     });
     const auth = await add(authModule, {
       pool,

@@ -21,7 +21,7 @@ export interface RateLimitNeeds {
   registry: Registry;
   /** The one bound on a decision, connection wait included, before this instance decides alone (2 s by default). */
   decisionTimeoutMs?: number;
-  /** Running instances across the cluster as last read (undefined until read): deciding alone, each grants its share. */
+  /** Running instances across the cluster as last read, once every one has counted this one (undefined until then): deciding alone, each grants its share. */
   liveInstances: () => number | undefined;
 }
 
@@ -46,6 +46,7 @@ export type { TakeBuckets } from './store.ts';
 export { DEFAULT_RATE_LIMITS, LIMITER_NAMES, addressKey, mfaChangeKey, signInAddressKey, signInKey, type LimiterName, type RateLimitSettings } from './limiters.ts';
 export { countsPerAddress, limitRequestsPerAddress, spendAttempt, type SpentAttempt } from './middleware.ts';
 export type { Decision, LimitSource, RateLimit } from './rules.ts';
+export { type CountedBeat, type ShareCount, UNCOUNTED, countShares, shareDivisor } from './shareCount.ts';
 
 /** Limits shared by every instance, decided in PostgreSQL (GCRA), with each instance's share when it must decide alone. */
 export const rateLimitModule = defineModule({

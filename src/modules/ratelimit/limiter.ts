@@ -26,8 +26,8 @@ export interface RateLimiterOptions<N extends string> {
    */
   decisionTimeoutMs?: number;
   /**
-   * Running instances across the cluster (every host), as last read; undefined until it has been
-   * read. Deciding alone, an instance grants floor(limit / this) and refuses while it is unknown.
+   * Running instances across the cluster (every host), as last read; undefined until every running
+   * instance has counted this one. Deciding alone, an instance grants floor(limit / this) and refuses while it is unknown.
    */
   liveInstances?: () => number | undefined;
   /** Statements in flight at once; keep it at the pool's size. */

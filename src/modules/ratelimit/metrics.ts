@@ -47,7 +47,7 @@ export function createRateLimitMetrics(registry: Registry | undefined, liveInsta
   aloneSince.set(0);
   new client.Gauge({
     name: 'backplane_ratelimit_live_instances',
-    help: 'Running instances across the cluster, as last read with the heartbeat: deciding alone, each grants floor(limit / this); 0 until read (then it grants nothing)',
+    help: 'Running instances across the cluster, as last read with the heartbeat: deciding alone, each grants floor(limit / this); 0 until every running instance has counted this one (then it grants nothing)',
     registers: [registry],
     collect() {
       this.set(liveInstances() ?? 0);

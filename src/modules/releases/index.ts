@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { NotificationListener } from '../../platform/db/listener.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { defineModule } from '../../platform/module.ts';
 import { type InstanceTracker, trackInstance } from './heartbeat.ts';
@@ -12,6 +13,8 @@ export { purgeReleaseInstances } from './purge.ts';
 
 export interface ReleasesNeeds {
   pool: Queryable;
+  /** Announcements of other instances (a registration, a changed count), so this one beats at once. */
+  listener?: Pick<NotificationListener, 'listen'>;
   logger: Logger;
   instance: InstanceRecord;
   heartbeatSeconds: number;
@@ -28,10 +31,12 @@ export const releasesModule = defineModule({
       api: {
         /** Running instances across the cluster as last read; undefined until this instance's first beat. */
         runningInstances: () => tracker?.runningInstances(),
+        /** The divisor of this instance's share of a limit while deciding alone; undefined until every running instance counted it (ADR 0020). */
+        shareDivisor: () => tracker?.shareDivisor(),
       },
       routeDeps: { db: needs.pool, heartbeatSeconds: needs.heartbeatSeconds },
       start() {
-        tracker = trackInstance(needs.pool, needs.instance, needs.logger, needs.heartbeatSeconds * 1000);
+        tracker = trackInstance(needs.pool, needs.instance, needs.logger, needs.heartbeatSeconds * 1000, needs.listener);
       },
       close: () => tracker?.stop(),
     };

@@ -11,10 +11,18 @@ export interface InstanceRecord {
   pid: number;
 }
 
+/** Where an instance announces that it registered or that its count changed, so the others beat at once. */
+export const INSTANCES_CHANNEL = 'release_instances';
+
+// Counted from 0 again: the others may have stopped counting a row that went missing (ADR 0020, amended 2026-11-26).
 const insertInstanceSql = `
-insert into release_instances (instance_id, version, commit, build_time, modified, runtime_version, host, pid)
-values ($1, $2, $3, $4, $5, $6, $7, $8)
-on conflict (instance_id) do update set last_seen_at = now(), stopped_at = null`;
+with registered as (
+  insert into release_instances (instance_id, version, commit, build_time, modified, runtime_version, host, pid)
+  values ($1, $2, $3, $4, $5, $6, $7, $8)
+  on conflict (instance_id) do update set last_seen_at = now(), stopped_at = null, counted = 0
+  returning instance_id
+)
+select pg_notify('${INSTANCES_CHANNEL}', instance_id) from registered`;
 
 export async function registerInstance(db: Queryable, record: InstanceRecord): Promise<void> {
   await db.query(insertInstanceSql, [
@@ -29,25 +37,53 @@ export async function registerInstance(db: Queryable, record: InstanceRecord): P
   ]);
 }
 
-// One statement per beat: the touch and the count of running instances. The count reads the
-// snapshot before the touch, so this instance counts itself by its id, whatever its last beat.
+// One statement per beat: writes the count this instance holds (never more than it reads now), then
+// reads the running rows from the snapshot before the write. Running: not stopped, seen within
+// $2 seconds of this instance's previous beat, so rows of instances that beat before a long
+// outage still count after it. Announces a changed count, so the others beat now rather than later.
 const beatInstanceSql = `
-with touched as (
-  update release_instances set last_seen_at = now() where instance_id = $1 and stopped_at is null
-  returning instance_id
+with me as (
+  select last_seen_at as previous from release_instances where instance_id = $1 and stopped_at is null
+), others as (
+  select other.counted, other.last_seen_at > me.previous as beat_since
+  from release_instances other, me
+  where other.stopped_at is null and other.instance_id <> $1 and other.last_seen_at > me.previous - make_interval(secs => $2)
+), tally as (
+  select 1 + count(*)::int as running, min(counted) as least_counted, coalesce(bool_and(beat_since), true) as others_beat_since from others
+), touched as (
+  update release_instances set last_seen_at = now(), counted = least(coalesce($3::int, 0), (select running from tally))
+  where instance_id = $1 and stopped_at is null
+  returning counted
 )
-select exists (select 1 from touched) as touched,
-       1 + (select count(*)::int from release_instances
-            where stopped_at is null and last_seen_at > now() - make_interval(secs => $2) and instance_id <> $1) as running`;
+select exists (select 1 from touched) as touched, tally.running,
+       least((select counted from touched), tally.least_counted) as least_counted, tally.others_beat_since,
+       (select count(*) from (select pg_notify('${INSTANCES_CHANNEL}', $1) where $3::int is distinct from tally.running) announced)::int as announced
+from tally`;
+
+export interface InstanceBeat {
+  /** False when the row is gone (pruned, or the table restored) or marked stopped: the caller registers again. */
+  touched: boolean;
+  /** Running instances, this one included. */
+  running: number;
+  /** The least count in the running rows, this one's as just written included. */
+  leastCounted: number;
+  /** Every other running row has beaten since this instance's previous beat. */
+  othersBeatSince: boolean;
+}
 
 /**
- * Touches this instance's row and counts running instances (not stopped, seen within
- * `staleAfterSeconds`, on the database clock) on every host. `touched` is false when the row is
- * gone (pruned, or the table restored), so the caller re-registers.
+ * Touches this instance's row, writing `counted` (the count it holds; undefined before its first
+ * count), and reads how many instances run on every host and what they counted (ADR 0020, amended
+ * 2026-11-26), on the database clock.
  */
-export async function beatInstance(db: Queryable, instanceId: string, staleAfterSeconds: number): Promise<{ touched: boolean; running: number }> {
-  const result = await db.query<{ touched: boolean; running: number }>(beatInstanceSql, [instanceId, staleAfterSeconds]);
-  return result.rows[0]!;
+export async function beatInstance(db: Queryable, instanceId: string, staleAfterSeconds: number, counted: number | undefined): Promise<InstanceBeat> {
+  const result = await db.query<{ touched: boolean; running: number; least_counted: number | null; others_beat_since: boolean }>(beatInstanceSql, [
+    instanceId,
+    staleAfterSeconds,
+    counted ?? null,
+  ]);
+  const row = result.rows[0]!;
+  return { touched: row.touched, running: row.running, leastCounted: row.least_counted ?? 0, othersBeatSince: row.others_beat_since };
 }
 
 const stopInstanceSql = `
