@@ -14,9 +14,12 @@ export const accountDirectory = {
   create: async (tx: Queryable, email: string) => refOf(await createAccount(tx, email, undefined))!,
   lockForDeletion: (tx: Queryable, id: string) => lockAccount(tx, id),
   delete: async (tx: Queryable, id: string) => void (await deleteAccount(tx, id)),
-  /** True while the sign-in of a bearer token has not ended (ADR 0064); held until the transaction ends. */
+  /**
+   * True while the sign-in of a bearer token has not ended (ADR 0064); held until the transaction
+   * ends. The account first, as a deletion locks it before its sessions (no deadlock).
+   */
   holdSignIn: async (tx: Queryable, signIn: { accountId: string; sessionId: string | null; tokenEpoch: number }) =>
-    (signIn.sessionId === null || (await holdLiveSession(tx, signIn.accountId, signIn.sessionId))) &&
-    (await holdAccountAtEpoch(tx, signIn.accountId, signIn.tokenEpoch)),
+    (await holdAccountAtEpoch(tx, signIn.accountId, signIn.tokenEpoch)) &&
+    (signIn.sessionId === null || (await holdLiveSession(tx, signIn.accountId, signIn.sessionId))),
   hasPassword: async (tx: Queryable, id: string) => Boolean((await findAccountById(tx, id))?.passwordHash),
 };

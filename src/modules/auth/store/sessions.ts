@@ -62,9 +62,14 @@ export async function lockSessionByToken(tx: Queryable, tokenHash: Buffer): Prom
   return result.rows[0];
 }
 
-const findFamilyByTokenSql = `select family_id from sessions where token_hash = $1`;
+// The account is held first (key share, as the new session's foreign key will): a deletion, which
+// locks the account before its sessions, then waits or goes first instead of deadlocking.
+const findFamilyByTokenSql = `
+select s.family_id from sessions s join accounts a on a.id = s.account_id
+where s.token_hash = $1
+for key share of a`;
 
-/** The family of a refresh token, read without a lock: the caller locks the family first. */
+/** The family of a refresh token, its session not yet locked: the caller locks the family first. */
 export async function findFamilyByToken(db: Queryable, tokenHash: Buffer): Promise<string | undefined> {
   const result = await db.query<{ family_id: string }>(findFamilyByTokenSql, [tokenHash]);
   return result.rows[0]?.family_id;
