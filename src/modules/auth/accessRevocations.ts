@@ -7,12 +7,10 @@ import { type AccessRevocation, loadLiveRevocations } from './store/accessRevoca
 export const ACCESS_REVOCATIONS_CHANNEL = 'backplane_access_revocations';
 const RESYNC_MS = 5 * 60_000;
 const PRUNE_MS = 60_000;
-// iat has whole seconds and comes from an instance's clock, revoked_at from the database's.
-const ISSUED_AT_MARGIN_MS = 2_000;
 
 export interface AccessRevocations {
-  /** True when the token's session was revoked, or its account deleted or locked after it was issued. */
-  ended(claims: Pick<VerifiedClaims, 'accountId' | 'sessionId' | 'issuedAtMs'>): boolean;
+  /** True when the token's session was revoked, or its account deleted, or locked at a later token epoch. */
+  ended(claims: Pick<VerifiedClaims, 'accountId' | 'sessionId' | 'tokenEpoch'>): boolean;
   /** Loads every live revocation; throws when the database cannot answer (start-up must not go on blind). */
   load(): Promise<void>;
   close(): void;
@@ -21,11 +19,12 @@ export interface AccessRevocations {
 /**
  * Revoked sessions and deleted or locked accounts in memory (ADR 0064): loaded at start, each new
  * one applied from its NOTIFY, reloaded on reconnect and every 5 minutes. Entries are only added
- * (a reload merges), and each is dropped once no token issued before it can still be valid.
+ * (a reload merges), and each is dropped once no token issued before it can still be valid. An
+ * account's entry ends tokens by the epoch the database gave them, never by a clock (iat).
  */
 export function createAccessRevocations(db: Queryable, listener: NotificationListener, logger: Logger): AccessRevocations {
   const sessions = new Map<string, number>();
-  const accounts = new Map<string, { revokedAtMs: number; expiresAtMs: number }>();
+  const accounts = new Map<string, { endsBelowEpoch: number; expiresAtMs: number }>();
 
   function add(revocation: AccessRevocation): void {
     if (revocation.sessionId) {
@@ -34,7 +33,7 @@ export function createAccessRevocations(db: Queryable, listener: NotificationLis
     if (revocation.accountId) {
       const known = accounts.get(revocation.accountId);
       accounts.set(revocation.accountId, {
-        revokedAtMs: Math.max(known?.revokedAtMs ?? 0, revocation.revokedAtMs),
+        endsBelowEpoch: Math.max(known?.endsBelowEpoch ?? 0, revocation.tokenEpoch ?? Number.POSITIVE_INFINITY),
         expiresAtMs: Math.max(known?.expiresAtMs ?? 0, revocation.expiresAtMs),
       });
     }
@@ -85,7 +84,7 @@ export function createAccessRevocations(db: Queryable, listener: NotificationLis
         return true;
       }
       const account = accounts.get(claims.accountId);
-      return account !== undefined && claims.issuedAtMs < account.revokedAtMs + ISSUED_AT_MARGIN_MS;
+      return account !== undefined && claims.tokenEpoch < account.endsBelowEpoch;
     },
     load,
     close() {
@@ -104,8 +103,9 @@ function parseNotification(payload: string): AccessRevocation | undefined {
       accountId: text(value.account_id),
       revokedAtMs: Number(value.revoked_at_ms),
       expiresAtMs: Number(value.expires_at_ms),
+      tokenEpoch: value.token_epoch === null || value.token_epoch === undefined ? null : Number(value.token_epoch),
     };
-    const valid = (revocation.sessionId ?? revocation.accountId) !== null && Number.isFinite(revocation.revokedAtMs) && Number.isFinite(revocation.expiresAtMs);
+    const valid = (revocation.sessionId ?? revocation.accountId) !== null && Number.isFinite(revocation.revokedAtMs) && Number.isFinite(revocation.expiresAtMs) && (revocation.tokenEpoch === null || Number.isSafeInteger(revocation.tokenEpoch));
     return valid ? revocation : undefined;
   } catch {
     return undefined;

@@ -11,11 +11,15 @@ export interface AccessTokenClaims {
   methods: string[];
   /** The session (refresh token family member) the token came from; absent for CLI tokens. */
   sessionId?: string | undefined;
+  /** The account's token epoch when issued (claim `ep`): a lock raises it, ending older tokens (ADR 0064). */
+  tokenEpoch?: number | undefined;
 }
 
 /** The claims of a checked token, with when it was issued (iat: whole seconds; 0 when absent). */
 export interface VerifiedClaims extends AccessTokenClaims {
   issuedAtMs: number;
+  /** 0 for a token issued before epochs existed. */
+  tokenEpoch: number;
 }
 
 export interface IssuedToken {
@@ -24,7 +28,7 @@ export interface IssuedToken {
 }
 
 export async function issueAccessToken(key: SigningKey, claims: AccessTokenClaims, ttlSeconds: number): Promise<IssuedToken> {
-  const token = await new SignJWT({ email: claims.email, amr: claims.methods, ...(claims.sessionId ? { sid: claims.sessionId } : {}) })
+  const token = await new SignJWT({ email: claims.email, amr: claims.methods, ...(claims.sessionId ? { sid: claims.sessionId } : {}), ep: claims.tokenEpoch ?? 0 })
     .setProtectedHeader({ alg: ALGORITHM, kid: key.kid, typ: 'at+jwt' })
     .setIssuer(ISSUER)
     .setSubject(claims.accountId)
@@ -64,6 +68,7 @@ export function createTokenVerifier(publicJwks: JWK[]) {
         methods: payload.amr.map(String),
         sessionId: typeof payload.sid === 'string' ? payload.sid : undefined,
         issuedAtMs: typeof payload.iat === 'number' ? payload.iat * 1000 : 0,
+        tokenEpoch: Number.isSafeInteger(payload.ep) ? (payload.ep as number) : 0,
       };
       if (verified.size >= VERIFIED_CACHE_SIZE) {
         verified.clear();

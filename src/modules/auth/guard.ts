@@ -43,7 +43,7 @@ async function verifyBearer(header: string, verify: Verify): Promise<VerifiedCla
  * guard's check, then the account and session read from the database, since linking is rare.
  */
 export function identifyBearer(db: Queryable, verify: Verify) {
-  return async (header: string): Promise<{ id: string; email: string }> => {
+  return async (header: string): Promise<{ id: string; email: string; accountId: string; sessionId: string | null; tokenEpoch: number }> => {
     let claims: VerifiedClaims;
     try {
       claims = await verifyBearer(header, verify);
@@ -51,10 +51,11 @@ export function identifyBearer(db: Queryable, verify: Verify) {
       throw unauthenticated('The bearer token is not valid; sign in again to link a provider.');
     }
     const account = await findAccountById(db, claims.accountId);
-    if (!account || account.lockedAt || (claims.sessionId !== undefined && (await isSessionEnded(db, claims.sessionId)))) {
+    const ended = !account || account.lockedAt || claims.tokenEpoch < account.tokenEpoch;
+    if (ended || (claims.sessionId !== undefined && (await isSessionEnded(db, claims.sessionId)))) {
       throw unauthenticated('The bearer token names an account or a session that has ended; sign in again to link a provider.');
     }
-    return { id: account.id, email: account.email };
+    return { id: account.id, email: account.email, accountId: account.id, sessionId: claims.sessionId ?? null, tokenEpoch: claims.tokenEpoch };
   };
 }
 

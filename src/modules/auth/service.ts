@@ -70,6 +70,6 @@ export async function issueCliToken(db: Queryable, key: SigningKey, email: strin
   if (account.lockedAt) {
     throw new AuthError('account_locked', `The account ${account.email} is locked.`);
   }
-  const issued = await issueAccessToken(key, { accountId: account.id, email: account.email, methods: ['cli'] }, ttlSeconds);
+  const issued = await issueAccessToken(key, { accountId: account.id, email: account.email, methods: ['cli'], tokenEpoch: account.tokenEpoch }, ttlSeconds);
   return { account, issued };
 }

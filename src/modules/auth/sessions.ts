@@ -8,7 +8,16 @@ import { issueAccessToken } from './accessTokens.ts';
 import { AuthError } from './errors.ts';
 import { newOpaqueToken, tokenHash } from './opaqueTokens.ts';
 import type { SigningKey } from './signingKeys.ts';
-import { findAccountSessionByToken, insertSession, lockSessionByToken, markSessionRotated, revokeAccountSession, revokeSessionFamily } from './store/sessions.ts';
+import {
+  findAccountSessionByToken,
+  findAccountSessionFamily,
+  findFamilyByToken,
+  insertSession,
+  lockSessionByToken,
+  lockSessionFamily,
+  markSessionRotated,
+  revokeSessionFamily,
+} from './store/sessions.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
@@ -32,22 +41,24 @@ async function openSession(
   account: { id: string; email: string },
   methods: string[],
   origin: Pick<RequestOrigin, 'clientAddress' | 'userAgent'>,
-  familyId: string | null,
+  family: { id: string; tokenEpoch: number } | null,
 ): Promise<SignedIn> {
   const refreshToken = newOpaqueToken();
-  const sessionId = await insertSession(tx, {
+  const session = await insertSession(tx, {
     accountId: account.id,
     tokenHash: tokenHash(refreshToken),
-    familyId,
+    familyId: family?.id ?? null,
+    tokenEpoch: family?.tokenEpoch ?? null,
     methods,
     ttlSeconds: REFRESH_TOKEN_TTL_SECONDS,
     userAgent: origin.userAgent.slice(0, 500),
     clientIp: clientIp(origin.clientAddress),
   });
-  if (!sessionId) {
+  if (!session) {
     throw new AuthError('account_locked', 'The account is locked or no longer exists.');
   }
-  const access = await issueAccessToken(deps.signingKey, { accountId: account.id, email: account.email, methods, sessionId }, ACCESS_TOKEN_TTL_SECONDS);
+  const claims = { accountId: account.id, email: account.email, methods, sessionId: session.id, tokenEpoch: session.tokenEpoch };
+  const access = await issueAccessToken(deps.signingKey, claims, ACCESS_TOKEN_TTL_SECONDS);
   return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken };
 }
 
@@ -76,6 +87,11 @@ export async function refreshSession(
   origin: RequestOrigin,
 ): Promise<SignedIn> {
   const outcome = await withTransaction(pool, async (tx) => {
+    const familyId = await findFamilyByToken(tx, tokenHash(refreshToken));
+    if (!familyId) {
+      return undefined;
+    }
+    await lockSessionFamily(tx, familyId);
     const session = await lockSessionByToken(tx, tokenHash(refreshToken));
     if (!session) {
       return undefined;
@@ -96,7 +112,14 @@ export async function refreshSession(
       return undefined;
     }
     await markSessionRotated(tx, session.id);
-    return openSession(tx, deps, { id: session.account_id, email: session.email }, session.methods, origin, session.family_id);
+    const family = { id: session.family_id, tokenEpoch: session.token_epoch };
+    return openSession(tx, deps, { id: session.account_id, email: session.email }, session.methods, origin, family);
+  }).catch((error: unknown) => {
+    // Locked, deleted, or locked and unlocked since the session was read: rolled back, and the token is no longer usable.
+    if (error instanceof AuthError && error.code === 'account_locked') {
+      return undefined;
+    }
+    throw error;
   });
   if (!outcome) {
     throw new AuthError('invalid_refresh_token', 'The refresh token is unknown, expired, revoked or already used.');
@@ -115,7 +138,11 @@ export async function signOut(pool: pg.Pool, deps: { recordAudit: RecordAudit },
     if (refreshToken && !sessionId) {
       throw new AuthError('invalid_refresh_token', 'The refresh token is not one of this account.');
     }
-    const revoked = sessionId ? await revokeAccountSession(tx, actor.id, sessionId) : 0;
+    const familyId = sessionId ? await findAccountSessionFamily(tx, actor.id, sessionId) : undefined;
+    if (familyId) {
+      await lockSessionFamily(tx, familyId);
+    }
+    const revoked = familyId ? await revokeSessionFamily(tx, familyId) : 0;
     await deps.recordAudit(tx, {
       ...originOf(caller),
       action: 'auth.signed_out',

@@ -4,7 +4,7 @@ import { type RequestOrigin, originOf } from '../../platform/caller.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { type IdentitiesDeps, redirectUri, tokenContext } from './deps.ts';
 import { IdentityError } from './errors.ts';
-import type { AccountRef, TokenBody } from './ports.ts';
+import type { AccountRef, SignInRef, TokenBody } from './ports.ts';
 import { describeProviderFailure, isProviderOutage } from './providerFailures.ts';
 import { flowCookie, readFlowCookie, sameBrowser } from './flowCookie.ts';
 import { type Flow, deleteFlow, lockFlow } from './store/flows.ts';
@@ -125,14 +125,19 @@ async function linkIdentity(
   });
 }
 
+/** The sign-in that started a link flow; undefined for a sign-in flow. */
+const linkSignIn = (flow: Flow): SignInRef | undefined =>
+  flow.linkAccountId ? { accountId: flow.linkAccountId, sessionId: flow.linkSessionId, tokenEpoch: flow.linkTokenEpoch ?? 0 } : undefined;
+
 /** The account the answer signs in to: linked, found by its identity, or new for a new subject. */
-async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: string, linkAccountId: string | null, answer: ProviderAnswer, sealed: string | null, origin: RequestOrigin): Promise<AccountRef> {
+async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: string, link: SignInRef | undefined, answer: ProviderAnswer, sealed: string | null, origin: RequestOrigin): Promise<AccountRef> {
   await lockSubject(tx, provider, answer.subject);
   const existing = await findIdentityForUpdate(tx, provider, answer.subject);
-  if (linkAccountId) {
-    const account = await deps.accounts.findById(tx, linkAccountId);
+  if (link) {
+    // A link belongs to the sign-in that asked for it: held until commit, so a sign-out or lock waits for the link or ends it.
+    const account = (await deps.accounts.holdSignIn(tx, link)) ? await deps.accounts.findById(tx, link.accountId) : undefined;
     if (!account) {
-      throw new IdentityError('invalid_state', 'The account that started linking no longer exists.');
+      throw new IdentityError('session_ended', 'The sign-in that started linking has ended (signed out, locked or deleted); sign in again and start over.');
     }
     if (existing && existing.accountId !== account.id) {
       throw new IdentityError('identity_in_use', `This ${provider} identity is linked to another account.`);
@@ -181,7 +186,7 @@ export async function completeProviderFlow(deps: IdentitiesDeps, provider: strin
   const sealed = answer.refreshToken ? deps.box.seal(answer.refreshToken, tokenContext(provider, answer.subject)) : null;
   try {
     return await withTransaction(deps.pool, async (tx) => {
-      const account = await settleAccount(deps, tx, provider, flow.linkAccountId, answer, sealed, originOf(origin));
+      const account = await settleAccount(deps, tx, provider, linkSignIn(flow), answer, sealed, originOf(origin));
       return deps.completeSignIn(tx, account, [`oidc:${provider}`], originOf(origin));
     });
   } catch (error) {

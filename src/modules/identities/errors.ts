@@ -5,6 +5,7 @@ export const identitiesStatuses = {
   identity_not_found: 404,
   account_not_found: 404,
   invalid_state: 401,
+  session_ended: 401,
   provider_sign_in_failed: 401,
   provider_email_required: 403,
   identity_in_use: 409,

@@ -19,7 +19,7 @@ export { revokeTokensJob } from './revokeTokensJob.ts';
 export { identitiesStatuses } from './errors.ts';
 export { countOtherIdentities } from './store/identities.ts';
 export type { IdentitiesDeps } from './deps.ts';
-export type { AccountRef, AccountsPort, CanStillSignIn, CompleteSignIn, IdentifyCaller, RecordIdentityAudit, TokenBody } from './ports.ts';
+export type { AccountRef, AccountsPort, CanStillSignIn, CompleteSignIn, IdentifyCaller, RecordIdentityAudit, SignInRef, TokenBody } from './ports.ts';
 export { parseProviderList, type ProviderSpec } from './providerConfig.ts';
 export { DEFAULT_REVOCATION_POLICY, type RevocationPolicy, type RevocationSummary } from './revokeQueued.ts';
 

@@ -29,6 +29,18 @@ export interface AccountsPort {
   lockForDeletion(tx: Queryable, id: string): Promise<boolean>;
   /** Deletes the account and everything that cascades from it (identities, roles, sessions). */
   delete(tx: Queryable, id: string): Promise<void>;
+  /**
+   * True while the sign-in that started a link has not ended (its session not signed out or
+   * revoked, the account not locked or deleted since); holds it until the transaction ends.
+   */
+  holdSignIn(tx: Queryable, signIn: SignInRef): Promise<boolean>;
+}
+
+/** The sign-in behind a bearer token: its session (none for a `token issue` token) and token epoch. */
+export interface SignInRef {
+  accountId: string;
+  sessionId: string | null;
+  tokenEpoch: number;
 }
 
 /**
@@ -38,6 +50,6 @@ export interface AccountsPort {
 export type CanStillSignIn = (tx: Queryable, accountId: string, without: { provider: string }) => Promise<boolean>;
 
 /** Verifies the bearer token of a request that may carry one (linking); throws 401 when it is invalid. */
-export type IdentifyCaller = (authorizationHeader: string) => Promise<AccountRef>;
+export type IdentifyCaller = (authorizationHeader: string) => Promise<AccountRef & SignInRef>;
 
 export type RecordIdentityAudit = RecordAudit;

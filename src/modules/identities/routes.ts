@@ -19,7 +19,8 @@ export const identitiesRoutes = [
       'Redirects to the provider with a fresh state, nonce and PKCE challenge, valid once for 10 minutes, and sets an HttpOnly, SameSite=Lax cookie ' +
       '(`__Host-backplane_oidc_flow`, Secure, when APP_PUBLIC_URL is https; `backplane_oidc_flow` otherwise) that binds the flow to this browser: ' +
       'only a callback carrying it can complete the flow. A later start in the same browser replaces the cookie, so only the latest flow can complete. ' +
-      'With a valid bearer token the flow links the provider to that account instead of signing in; an invalid one is refused (401).',
+      'With a valid bearer token the flow links the provider to that account instead of signing in; an invalid one is refused (401). ' +
+      "A link belongs to the token's sign-in: if its session was signed out or revoked, or the account locked or deleted, before the callback, the callback links nothing (401 `session_ended`).",
     params: ProviderParams,
     status: 302,
     responses: { 302: null },
@@ -46,6 +47,7 @@ export const identitiesRoutes = [
     problems: [
       'provider_not_found',
       'invalid_state',
+      'session_ended',
       'provider_sign_in_failed',
       'provider_email_required',
       'provider_link_required',

@@ -14,7 +14,8 @@ export interface StartedFlow {
 /**
  * Starts a sign-in with a provider: a fresh state, nonce and PKCE verifier kept for 10 minutes,
  * bound to this browser by a cookie, and the provider's authorization URL. With a valid bearer
- * token the flow links the provider to that account instead of signing in.
+ * token the flow links the provider to that account instead of signing in, and belongs to that
+ * token's sign-in: the callback links nothing once it has ended.
  */
 export async function startProviderFlow(deps: IdentitiesDeps, provider: string, authorization: string): Promise<StartedFlow> {
   const spec = deps.providers.spec(provider);
@@ -29,7 +30,8 @@ export async function startProviderFlow(deps: IdentitiesDeps, provider: string, 
   const codeVerifier = oidc.randomPKCECodeVerifier();
   const browserSecret = newBrowserSecret();
   await deleteExpiredFlows(deps.pool, 100);
-  await insertFlow(deps.pool, { state, provider, codeVerifier, nonce, linkAccountId: linkAccount?.id ?? null }, browserHash(browserSecret));
+  const link = { linkAccountId: linkAccount?.id ?? null, linkSessionId: linkAccount?.sessionId ?? null, linkTokenEpoch: linkAccount?.tokenEpoch ?? null };
+  await insertFlow(deps.pool, { state, provider, codeVerifier, nonce, ...link }, browserHash(browserSecret));
   const location = oidc.buildAuthorizationUrl(configuration, {
     ...spec.authorizationParams,
     redirect_uri: redirectUri(deps, provider),

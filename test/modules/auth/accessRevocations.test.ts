@@ -33,28 +33,33 @@ test('a revoked session ends its tokens only; other sessions of the account go o
   const { listener, db, notify } = fakes();
   const revocations = createAccessRevocations(db, listener, logger);
   notify({ session_id: 's1', account_id: null, revoked_at_ms: now, expires_at_ms: now + hour });
-  t.true(revocations.ended({ accountId: 'a', sessionId: 's1', issuedAtMs: now - 1_000 }));
-  t.false(revocations.ended({ accountId: 'a', sessionId: 's2', issuedAtMs: now - 1_000 }));
-  t.false(revocations.ended({ accountId: 'a', sessionId: undefined, issuedAtMs: now - 1_000 }));
+  t.true(revocations.ended({ accountId: 'a', sessionId: 's1', tokenEpoch: 0 }));
+  t.false(revocations.ended({ accountId: 'a', sessionId: 's2', tokenEpoch: 0 }));
+  t.false(revocations.ended({ accountId: 'a', sessionId: undefined, tokenEpoch: 0 }));
   revocations.close();
 });
 
-test('a deleted or locked account ends tokens issued before it (and just after), not those issued later', (t) => {
+test('a lock ends the tokens of lower epochs whatever their iat says; an unlock does not lower it; a deletion ends every token', (t) => {
   const { listener, db, notify } = fakes();
   const revocations = createAccessRevocations(db, listener, logger);
-  notify({ session_id: null, account_id: 'a', revoked_at_ms: now, expires_at_ms: now + hour });
-  t.true(revocations.ended({ accountId: 'a', sessionId: undefined, issuedAtMs: now - 60_000 }));
-  t.true(revocations.ended({ accountId: 'a', sessionId: 'any', issuedAtMs: now + 1_000 }));
-  t.false(revocations.ended({ accountId: 'a', sessionId: undefined, issuedAtMs: now + 5_000 }));
-  t.false(revocations.ended({ accountId: 'b', sessionId: undefined, issuedAtMs: now - 60_000 }));
+  notify({ session_id: null, account_id: 'a', revoked_at_ms: now, expires_at_ms: now + hour, token_epoch: 2 });
+  t.true(revocations.ended({ accountId: 'a', sessionId: undefined, tokenEpoch: 0 }));
+  t.true(revocations.ended({ accountId: 'a', sessionId: 'any', tokenEpoch: 1 }));
+  t.false(revocations.ended({ accountId: 'a', sessionId: undefined, tokenEpoch: 2 }));
+  t.false(revocations.ended({ accountId: 'b', sessionId: undefined, tokenEpoch: 0 }));
+  // An older lock arriving late (a reload) keeps the higher epoch.
+  notify({ session_id: null, account_id: 'a', revoked_at_ms: now - 1_000, expires_at_ms: now + hour, token_epoch: 1 });
+  t.true(revocations.ended({ accountId: 'a', sessionId: undefined, tokenEpoch: 1 }));
+  notify({ session_id: null, account_id: 'd', revoked_at_ms: now, expires_at_ms: now + hour, token_epoch: null });
+  t.true(revocations.ended({ accountId: 'd', sessionId: undefined, tokenEpoch: Number.MAX_SAFE_INTEGER }));
   revocations.close();
 });
 
 test('load adds what the table holds; a notification it cannot read makes it reload', async (t) => {
-  const { listener, db, notify, loads } = fakes([{ session_id: null, account_id: 'a', revoked_at_ms: now, expires_at_ms: now + hour }]);
+  const { listener, db, notify, loads } = fakes([{ session_id: null, account_id: 'a', revoked_at_ms: now, expires_at_ms: now + hour, token_epoch: 1 }]);
   const revocations = createAccessRevocations(db, listener, logger);
   await revocations.load();
-  t.true(revocations.ended({ accountId: 'a', sessionId: undefined, issuedAtMs: now - 1_000 }));
+  t.true(revocations.ended({ accountId: 'a', sessionId: undefined, tokenEpoch: 0 }));
   const before = loads();
   notify('not json');
   notify({ session_id: null, account_id: null, revoked_at_ms: now, expires_at_ms: now });

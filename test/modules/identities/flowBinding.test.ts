@@ -1,12 +1,14 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { decodeJwt } from 'jose';
 import { issueAccessToken } from '../../../src/modules/auth/accessTokens.ts';
-import { createAccount } from '../../../src/modules/auth/service.ts';
+import { createAccount, setAccountLockedByEmail } from '../../../src/modules/auth/service.ts';
 import { loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
 import { clearFlowCookie, flowCookie, readFlowCookie } from '../../../src/modules/identities/flowCookie.ts';
 import { useInstances } from '../../support/fixture.ts';
 import { PUBLIC_URL, type TestProvider, authorizeAtProvider, onInstance, startTestProvider } from '../../support/oidcProvider.ts';
 import { assertProblem } from '../../support/problems.ts';
+import { sendJson } from '../../support/http.ts';
+import { accountWithPassword, signIn } from '../../support/signIn.ts';
 import { bearer } from '../../support/tokens.ts';
 import { flowCookieOf } from './support.ts';
 
@@ -126,4 +128,44 @@ test.serial('a state or code that is not text the service could have made is ref
   await assertProblem(t, await callback(new URL(`${base}?code=a%00b&state=${stateOf(started)}`), cookie), 422, 'validation_failed');
   await assertProblem(t, await callback(new URL(`${base}?code=%E2%80%A8&state=${stateOf(started)}`), cookie), 422, 'validation_failed');
   t.true(await flowExists(stateOf(started)));
+});
+
+/** A link flow started with the token, taken through the provider as `subject`, then `end` run before the callback. */
+async function linkEndedBeforeCallback(t: ExecutionContext, token: string, accountId: string, subject: string, end: () => Promise<void>) {
+  const linkStart = await start(bearer(token));
+  t.is(linkStart.status, 302);
+  provider.addPerson(subject, `${subject}@elsewhere.example.com`);
+  const returned = await authorizeAtProvider(linkStart.headers.get('Location')!, subject);
+  await end();
+  const sessionsBefore = await count('sessions where account_id = $1', [accountId]);
+  const body = await assertProblem(t, await callback(returned, flowCookieOf(linkStart)), 401, 'session_ended');
+  t.is(body.access_token, undefined);
+  t.is(await count('identities where subject = $1', [subject]), 0);
+  t.is(await count('sessions where account_id = $1', [accountId]), sessionsBefore);
+  t.is(await count("audit_events where action = 'auth.identity.linked' and actor_id = $1", [accountId]), 0);
+}
+
+test.serial('a link flow belongs to the session that started it: signed out before the callback, nothing is linked', async (t) => {
+  const account = await accountWithPassword(app.db.pool);
+  const session = (await (await signIn(app.instance.url, account.email)).json()) as { access_token: string };
+  await linkEndedBeforeCallback(t, session.access_token, account.id, 'signed-out-sub', async () => {
+    t.is((await sendJson('POST', `${app.instance.url}/auth/sign-out`, {}, bearer(session.access_token))).status, 204);
+  });
+});
+
+test.serial('a link flow started with a token-issue token ends with a lock, even one undone before the callback', async (t) => {
+  const { account, token } = await passwordAccount('locked.linker@example.com');
+  await linkEndedBeforeCallback(t, token, account.id, 'locked-linker-sub', async () => {
+    await setAccountLockedByEmail(app.db.pool, account.email, true);
+    await setAccountLockedByEmail(app.db.pool, account.email, false);
+  });
+});
+
+test.serial('a link flow whose session was revoked by refresh-token reuse links nothing', async (t) => {
+  const account = await accountWithPassword(app.db.pool);
+  const session = (await (await signIn(app.instance.url, account.email)).json()) as { access_token: string; refresh_token: string };
+  await linkEndedBeforeCallback(t, session.access_token, account.id, 'reused-sub', async () => {
+    t.is((await sendJson('POST', `${app.instance.url}/auth/token`, { refresh_token: session.refresh_token })).status, 200);
+    t.is((await sendJson('POST', `${app.instance.url}/auth/token`, { refresh_token: session.refresh_token })).status, 401);
+  });
 });

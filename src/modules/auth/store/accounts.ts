@@ -11,6 +11,8 @@ export interface Account {
   passwordHash: string | null;
   lockedAt: Date | null;
   createdAt: Date;
+  /** Raised by every lock; tokens and sessions issued under a lower one are ended (ADR 0064). */
+  tokenEpoch: number;
 }
 
 interface AccountRow {
@@ -20,6 +22,7 @@ interface AccountRow {
   password_hash: string | null;
   locked_at: Date | null;
   created_at: Date;
+  token_epoch: number;
 }
 
 const toAccount = (row: AccountRow): Account => ({
@@ -29,9 +32,10 @@ const toAccount = (row: AccountRow): Account => ({
   passwordHash: row.password_hash,
   lockedAt: row.locked_at,
   createdAt: row.created_at,
+  tokenEpoch: row.token_epoch,
 });
 
-const ACCOUNT_COLUMNS = 'id, email, email_normalized, password_hash, locked_at, created_at';
+const ACCOUNT_COLUMNS = 'id, email, email_normalized, password_hash, locked_at, created_at, token_epoch::float8 as token_epoch';
 
 const insertAccountSql = `
 insert into accounts (email, email_normalized, password_hash) values ($1, $2, $3)

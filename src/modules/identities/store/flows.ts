@@ -8,6 +8,10 @@ export interface Flow {
   nonce: string;
   /** Set when a signed-in account asked to link the provider. */
   linkAccountId: string | null;
+  /** The session of the link's bearer token (null for a `token issue` token): the link ends with it. */
+  linkSessionId: string | null;
+  /** The account's token epoch at the start of a link: a lock since ends the link. */
+  linkTokenEpoch: number | null;
 }
 
 /** A flow as stored: bound to its browser by the SHA-256 of the secret in that browser's cookie. */
@@ -19,16 +23,17 @@ export interface StoredFlow extends Flow {
 export const FLOW_LIFETIME_SECONDS = 600;
 
 const insertFlowSql = `
-insert into identity_flows (state, provider, code_verifier, nonce, link_account_id, browser_hash, expires_at)
-values ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`;
+insert into identity_flows (state, provider, code_verifier, nonce, link_account_id, browser_hash, expires_at, link_session_id, link_token_epoch)
+values ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8, $9)`;
 
 export async function insertFlow(db: Queryable, flow: Flow, browserHash: Buffer): Promise<void> {
-  await db.query(insertFlowSql, [flow.state, flow.provider, flow.codeVerifier, flow.nonce, flow.linkAccountId, browserHash, FLOW_LIFETIME_SECONDS]);
+  await db.query(insertFlowSql, [flow.state, flow.provider, flow.codeVerifier, flow.nonce, flow.linkAccountId, browserHash, FLOW_LIFETIME_SECONDS, flow.linkSessionId, flow.linkTokenEpoch]);
 }
 
 // Locked until the caller's transaction ends: of two callbacks with one state, the second waits and then finds nothing.
 const lockFlowSql = `
-select state, provider, code_verifier, nonce, link_account_id::text, browser_hash, expires_at > now() as live
+select state, provider, code_verifier, nonce, link_account_id::text, browser_hash, expires_at > now() as live,
+       link_session_id::text, link_token_epoch::float8 as link_token_epoch
 from identity_flows where state = $1 for update`;
 
 /** The flow of a state, locked; the caller checks its browser before taking it. */
@@ -39,6 +44,8 @@ export async function lockFlow(tx: Queryable, state: string): Promise<StoredFlow
     code_verifier: string;
     nonce: string;
     link_account_id: string | null;
+    link_session_id: string | null;
+    link_token_epoch: number | null;
     browser_hash: Buffer;
     live: boolean;
   }>(lockFlowSql, [state]);
@@ -50,6 +57,8 @@ export async function lockFlow(tx: Queryable, state: string): Promise<StoredFlow
         codeVerifier: row.code_verifier,
         nonce: row.nonce,
         linkAccountId: row.link_account_id,
+        linkSessionId: row.link_session_id,
+        linkTokenEpoch: row.link_token_epoch,
         browserHash: row.browser_hash,
         live: row.live,
       }
