@@ -7,7 +7,7 @@ import { clearFlowCookie, flowCookie, readFlowCookie } from '../../../src/module
 import { useInstances } from '../../support/fixture.ts';
 import { PUBLIC_URL, type TestProvider, authorizeAtProvider, onInstance, startTestProvider } from '../../support/oidcProvider.ts';
 import { assertProblem } from '../../support/problems.ts';
-import { bearer } from '../../support/tokens.ts';
+import { bearer, testBox } from '../../support/tokens.ts';
 import { flowCookieOf } from './support.ts';
 
 let provider: TestProvider;
@@ -25,7 +25,7 @@ const flowExists = async (state: string) => (await count('identity_flows where s
 
 async function passwordAccount(email: string) {
   const account = await createAccount(app.db.pool, email, 'a long enough password');
-  const token = (await issueAccessToken(await loadSigningKey(app.db.pool, undefined), { accountId: account.id, email, methods: ['pwd'] }, 600)).token;
+  const token = (await issueAccessToken(await loadSigningKey(app.db.pool, undefined, testBox), { accountId: account.id, email, methods: ['pwd'] }, 600)).token;
   return { account, token };
 }
 
