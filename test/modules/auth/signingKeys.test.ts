@@ -2,6 +2,7 @@ import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { type CryptoKey, calculateJwkThumbprint, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK } from 'jose';
 import type { RunningInstance } from '../../../src/app/instance.ts';
+import { freePort } from '../../../src/platform/db/embedded.ts';
 import { issueAccessToken } from '../../../src/modules/auth/accessTokens.ts';
 import { createAccount, grantRoleToAccount } from '../../../src/modules/auth/service.ts';
 import { type SigningKey, SigningKeyUnreadable, loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
@@ -81,8 +82,8 @@ test.serial('a key read from the table does not sign without APP_ENCRYPTION_KEY'
 test.serial('a wrong APP_ENCRYPTION_KEY stops an instance and the commands with one line naming the variable', async (t) => {
   const wrong = randomBytes(32).toString('hex');
   await t.throwsAsync(startTestInstance(db.url, { APP_ENCRYPTION_KEY: wrong }), { instanceOf: SigningKeyUnreadable, message: /APP_ENCRYPTION_KEY/ });
-  for (const args of [['token', 'issue', '--email', admin.email], ['keys', 'rotate']]) {
-    const result = await runCli(args, { DATABASE_URL: db.url, APP_ENCRYPTION_KEY: wrong });
+  for (const args of [['serve', '--instances', '1'], ['token', 'issue', '--email', admin.email], ['keys', 'rotate']]) {
+    const result = await runCli(args, { DATABASE_URL: db.url, APP_ENCRYPTION_KEY: wrong, PORT: String(await freePort()), APP_METRICS_PORT: '0' });
     t.is(result.code, 2, args.join(' '));
     t.is(result.stderr.trim().split('\n').length, 1);
     t.regex(result.stderr, /APP_ENCRYPTION_KEY/);
