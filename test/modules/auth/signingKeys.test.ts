@@ -1,6 +1,6 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { type CryptoKey, calculateJwkThumbprint, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK } from 'jose';
+import { type CryptoKey, calculateJwkThumbprint, decodeProtectedHeader, exportJWK, exportPKCS8, generateKeyPair, importJWK } from 'jose';
 import type { RunningInstance } from '../../../src/app/instance.ts';
 import { freePort } from '../../../src/platform/db/embedded.ts';
 import { issueAccessToken } from '../../../src/modules/auth/accessTokens.ts';
@@ -170,8 +170,7 @@ test.serial('after the overlap the old key verifies nothing and leaves JWKS; the
 
 test('keys rotate refuses while APP_JWT_PRIVATE_KEY signs', async (t) => {
   const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-  const pem = (await import('jose')).exportPKCS8(privateKey);
-  const result = await runCli(['keys', 'rotate'], { DATABASE_URL: db.url, APP_JWT_PRIVATE_KEY: await pem });
+  const result = await runCli(['keys', 'rotate'], { DATABASE_URL: db.url, APP_JWT_PRIVATE_KEY: await exportPKCS8(privateKey) });
   t.is(result.code, 2);
   t.regex(result.stderr, /APP_JWT_PRIVATE_KEY/);
 });
