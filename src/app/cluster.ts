@@ -10,6 +10,7 @@ import type { Config } from './config.ts';
 import { connectionBudget } from './connectionBudget.ts';
 import { type DatabaseHandle, checkServerVersion, openDatabase } from './database.ts';
 import { openSecretBox } from './encryptionKey.ts';
+import { openStoredSigningKey } from './signingKeys.ts';
 import { checkListenAddress } from './listenAddress.ts';
 import { watchLiveness } from './liveness.ts';
 import { DRAIN_MESSAGE, LISTENER_CLOSED_MESSAGE, STOPPED_ACCEPTING_MESSAGE } from './messages.ts';
@@ -48,13 +49,15 @@ function supervisionMetrics() {
   };
 }
 
-async function migrate(database: DatabaseHandle, logger: Logger): Promise<void> {
+async function migrate(database: DatabaseHandle, logger: Logger, config: Config): Promise<void> {
   // The migrations' session advisory lock must stay on one server connection: never through a transaction pooler.
   const pool = createPool({ connectionString: database.directUrl, max: 2, applicationName: 'backplane-migrate' });
   try {
     await checkServerVersion(pool, database.description);
     const applied = await migrateUp(pool);
     logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
+    // Seals a key the previous release stored in clear; a wrong APP_ENCRYPTION_KEY stops here in one line.
+    await openStoredSigningKey(pool, config);
     // The retention job keeps them ahead too; starting here covers a job disabled or not yet run.
     try {
       const created = await ensureAuditEventPartitions(pool);
@@ -91,7 +94,7 @@ export async function runPrimary(config: Config): Promise<void> {
     `each instance opens at most ${budget.perInstance} database connections (${budget.directPerInstance} of them direct)` +
       `${budget.perPod ? `, the primary ${budget.perPod} for the pod's rate-limit decisions` : ''}; ${config.instances} instances: ${budget.perProcess}`,
   );
-  await migrate(database, logger);
+  await migrate(database, logger, config);
   const podRateLimits: PodRateLimits | undefined =
     config.rateLimitBatching === 'pod'
       ? await decideForPod(database.url, {

@@ -75,6 +75,15 @@ export const COMMANDS: TopCommand[] = [
     load: async () => (await import('./token.ts')).token,
   },
   {
+    name: 'keys',
+    summary: 'rotate and list the token signing keys (rotation audited)',
+    subcommands: [
+      { name: 'rotate', summary: 'a new key signs at once; the old one verifies until its last token expires (24h)', flags: { ...REASON_FLAG } },
+      { name: 'list', summary: 'signing and still-verifying keys', flags: { ...JSON_FLAG } },
+    ],
+    load: async () => (await import('./keys.ts')).keys,
+  },
+  {
     name: 'maintenance',
     summary: 'switch maintenance mode on every instance (audited)',
     subcommands: ['on', 'off'].map((name) => ({

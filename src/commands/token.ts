@@ -1,10 +1,11 @@
 import { loadConfig } from '../app/config.ts';
 import { CLI_ACTOR, recordAuditEvent } from '../modules/audit/index.ts';
-import { issueCliToken, loadSigningKey } from '../modules/auth/index.ts';
+import { LONGEST_TOKEN_TTL_SECONDS, issueCliToken } from '../modules/auth/index.ts';
+import { openStoredSigningKey } from '../app/signingKeys.ts';
 import { type Flags, UsageError, flag, parseDurationSeconds, requiredFlag } from './args.ts';
 import { withDatabase } from './database.ts';
 
-const MAX_TTL_SECONDS = 24 * 3600;
+const MAX_TTL_SECONDS = LONGEST_TOKEN_TTL_SECONDS;
 
 /** `token issue --email E [--ttl 15m]`: prints a bearer token on stdout, nothing else; audited. */
 export async function token(flags: Flags): Promise<number> {
@@ -18,7 +19,7 @@ export async function token(flags: Flags): Promise<number> {
   }
   const config = loadConfig();
   const issued = await withDatabase(async (pool) => {
-    const key = await loadSigningKey(pool, config.jwtPrivateKey);
+    const key = await openStoredSigningKey(pool, config);
     const result = await issueCliToken(pool, key, email, ttl);
     // No token leaves without its trace: a failed audit write fails the command.
     await recordAuditEvent(pool, {

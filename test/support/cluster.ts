@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { freePort } from '../../src/platform/db/embedded.ts';
 import { sleep } from '../../src/platform/time.ts';
+import { TEST_ENCRYPTION_KEY } from './instance.ts';
 
 export const root = join(import.meta.dirname, '..', '..');
 
@@ -19,7 +20,8 @@ export function runCli(args: string[], env: Record<string, string>, input?: stri
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), ...args], {
       cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      // The key test instances seal with: a command and an instance open each other's secrets.
+      env: { ...process.env, LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -80,6 +82,7 @@ async function startClusterOnFreePorts(databaseUrl: string, instances: number, e
       APP_INSTANCES: String(instances),
       APP_METRICS_PORT: String(metricsPort),
       LOG_LEVEL: 'info',
+      APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

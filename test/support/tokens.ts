@@ -1,8 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { issueAccessToken } from '../../src/modules/auth/accessTokens.ts';
 import { createAccount, createRole, grantRoleToAccount } from '../../src/modules/auth/service.ts';
-import { loadSigningKey } from '../../src/modules/auth/signingKeys.ts';
+import { type SigningKey, loadSigningKey } from '../../src/modules/auth/signingKeys.ts';
 import type { Queryable } from '../../src/platform/db/pool.ts';
+import { createSecretBox, parseEncryptionKeys } from '../../src/platform/secrets/secretBox.ts';
+import { TEST_ENCRYPTION_KEY } from './instance.ts';
+
+/** The box test instances seal with (TEST_ENCRYPTION_KEY). */
+export const testBox = createSecretBox(parseEncryptionKeys(TEST_ENCRYPTION_KEY)!);
+
+/** The stored key that signs, as a test instance opens it (generated and sealed when none is stored yet). */
+export const testSigningKey = (db: Queryable): Promise<SigningKey> => loadSigningKey(db, undefined, testBox);
 
 export interface TestAccount {
   id: string;
@@ -29,7 +37,7 @@ export async function accountWithToken(
   for (const role of roles) {
     await grantRoleToAccount(db, email, role);
   }
-  const key = await loadSigningKey(db, undefined);
+  const key = await testSigningKey(db);
   const { token } = await issueAccessToken(key, { accountId: account.id, email, methods: options.methods ?? ['cli'] }, options.ttlSeconds ?? 900);
   return { id: account.id, email, token };
 }

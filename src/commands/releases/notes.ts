@@ -66,6 +66,11 @@ export const RELEASES: ReleaseNotes[] = [
         action: 'Scripts that parsed accounts list or roles list output: use --json',
       },
       { change: 'backplane doctor, settings, jobs, instances, audit stats and upgrade commands; backplane.lock format v2', action: 'Commit backplane.lock with the deployment' },
+      {
+        change: 'The token signing key in auth_signing_keys is sealed with APP_ENCRYPTION_KEY at start (migration 20261126000400); backplane keys rotate',
+        action:
+          'Start with the APP_ENCRYPTION_KEY the instances use (a wrong one stops start-up in one line). Without APP_JWT_PRIVATE_KEY, an instance of the previous release that starts after the upgrade cannot read the sealed key: finish the rollout, and rotate only after it',
+      },
     ],
   },
 ];

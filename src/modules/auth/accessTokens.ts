@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type JWK, SignJWT, createLocalJWKSet, errors, jwtVerify } from 'jose';
+import { type CryptoKey, type JWK, type JWSHeaderParameters, SignJWT, createLocalJWKSet, errors, jwtVerify } from 'jose';
 import { ALGORITHM, type SigningKey } from './signingKeys.ts';
 
 export const ISSUER = 'backplane';
@@ -41,12 +41,24 @@ export async function issueAccessToken(key: SigningKey, claims: AccessTokenClaim
 
 export type VerifyFailure = 'expired' | 'invalid';
 
+/** A kid no key answers to fails like a bad signature: 401, never 500. */
+const keyLookup = (find: (kid: string | undefined) => Promise<CryptoKey | undefined>) => async (header: JWSHeaderParameters) => {
+  const key = await find(header.kid);
+  if (!key) {
+    throw new errors.JWKSNoMatchingKey();
+  }
+  return key;
+};
+
 /** Verifies signature (EdDSA only: no `none`, no HMAC), issuer and expiry. */
 /** Tokens whose signature was checked, kept until they expire: a token is immutable, so reuse is safe. */
 const VERIFIED_CACHE_SIZE = 10_000;
 
-export function createTokenVerifier(publicJwks: JWK[]) {
-  const keySet = createLocalJWKSet({ keys: publicJwks });
+/** Fixed public keys, or a lookup by the token's kid (the key ring: keys follow a rotation). */
+export type VerificationKeys = JWK[] | ((kid: string | undefined) => Promise<CryptoKey | undefined>);
+
+export function createTokenVerifier(keys: VerificationKeys) {
+  const keySet = Array.isArray(keys) ? createLocalJWKSet({ keys }) : keyLookup(keys);
   const verified = new Map<string, { claims: VerifiedClaims; expiresAtMs: number }>();
   return async function verifyAccessToken(token: string): Promise<VerifiedClaims | VerifyFailure> {
     const known = verified.get(token);

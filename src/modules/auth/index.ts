@@ -16,7 +16,8 @@ import { rolesRoutes } from './rolesRoutes.ts';
 import { authRoutes } from './routes.ts';
 import type { AttemptLimits } from './signIn.ts';
 import { signInRoutes } from './signInRoutes.ts';
-import { type SigningKey, loadSigningKey } from './signingKeys.ts';
+import { createKeyRing } from './keyRing.ts';
+import type { SigningKey } from './signingKeys.ts';
 
 export { createRoleChanges, type RoleChanges, type RecordRoleAudit } from './roleChanges.ts';
 // For backplane commands: role changes bounded by what the caller holds, as through the API.
@@ -26,7 +27,9 @@ export { normalizeEmail, parseEmail, type ParsedEmail } from './email.ts';
 export { authStatuses } from './errors.ts';
 export { completeSignIn, type SignedIn, type SessionDeps } from './sessions.ts';
 export { accountDirectory } from './accountDirectory.ts';
-export { loadSigningKey, type SigningKey } from './signingKeys.ts';
+export { loadSigningKey, type SigningKey, SigningKeyUnreadable } from './signingKeys.ts';
+export { rotateSigningKey, LONGEST_TOKEN_TTL_SECONDS } from './keyRotation.ts';
+export { listSigningKeys } from './store/signingKeys.ts';
 // For backplane commands, which reach the module only through this file.
 export { createAccount, issueCliToken, setAccountLockedByEmail } from './service.ts';
 export { listAccounts } from './store/accounts.ts';
@@ -41,7 +44,7 @@ export interface AuthNeeds {
   listener: NotificationListener;
   logger: Logger;
   jwtPrivateKey: string | undefined;
-  /** Seals the authenticator seeds. */
+  /** Seals the authenticator seeds and the token signing keys. */
   secrets: SecretBox;
   /** The `auth.ops_require_mfa` setting, read on every check. */
   mfaPolicy: OpsMfaPolicy;
@@ -55,12 +58,13 @@ export const authModule = defineModule({
   routes: [...authRoutes, ...signInRoutes, ...mfaRoutes, ...rolesRoutes],
   statuses: authStatuses,
   async create(needs: AuthNeeds) {
-    const signingKey = await loadSigningKey(needs.pool, needs.jwtPrivateKey);
+    const keys = await createKeyRing({ db: needs.pool, listener: needs.listener, logger: needs.logger, box: needs.secrets, pem: needs.jwtPrivateKey });
+    const { signingKey } = keys;
     const grantsCache = createGrantsCache(needs.pool, needs.listener, needs.logger);
     await grantsCache.reload();
     const revocations = createAccessRevocations(needs.pool, needs.listener, needs.logger);
     await revocations.load();
-    const verify = createTokenVerifier([signingKey.publicJwk]);
+    const verify = createTokenVerifier(keys.verificationKey);
     return {
       api: {
         guard: createRouteGuard(verify, grantsCache, needs.mfaPolicy, revocations),
@@ -71,9 +75,11 @@ export const authModule = defineModule({
       routeDeps: {
         signIn: { pool: needs.pool, signingKey, secrets: needs.secrets, attempts: needs.attempts, recordAudit: needs.recordAudit },
         roles: createRoleChanges(needs.pool, needs.recordAudit),
+        keys,
       },
       close: () => {
         grantsCache.close();
+        keys.close();
         revocations.close();
       },
     };

@@ -1,3 +1,4 @@
+import type { KeyRing } from './keyRing.ts';
 import type { RoleChanges } from './roleChanges.ts';
 import type { SignInDeps } from './signIn.ts';
 
@@ -5,4 +6,5 @@ import type { SignInDeps } from './signIn.ts';
 export interface AuthRouteDeps {
   signIn: SignInDeps;
   roles: RoleChanges;
+  keys: Pick<KeyRing, 'publicJwks'>;
 }

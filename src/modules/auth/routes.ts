@@ -14,6 +14,6 @@ export const authRoutes = [
     tag: 'auth',
     summary: 'Public keys that verify access tokens',
     responses: { 200: Jwks },
-    handler: ({ deps }) => reply({ keys: [deps.signIn.signingKey.publicJwk] }, { headers: { 'Cache-Control': 'public, max-age=300' } }),
+    handler: ({ deps }) => reply({ keys: deps.keys.publicJwks() }, { headers: { 'Cache-Control': 'public, max-age=300' } }),
   }),
 ];

@@ -11,7 +11,7 @@ import { sendJson } from '../../support/http.ts';
 import { startTestInstance } from '../../support/instance.ts';
 import { assertProblem } from '../../support/problems.ts';
 import { accountWithPassword, raiseAddressLimit, signIn } from '../../support/signIn.ts';
-import { accountWithToken, bearer } from '../../support/tokens.ts';
+import { accountWithToken, bearer, testBox } from '../../support/tokens.ts';
 
 // Generous: NOTIFY takes well under a second; a loaded test machine may take much longer.
 const EVENTUALLY_MS = 10_000;
@@ -93,7 +93,7 @@ test.serial('sign-out ends that session on every instance; another session of th
     t.is((await me(instance.url, second.access_token)).status, 200);
   }
   // The provider-linking check of a bearer token reads the session itself.
-  const identify = identifyCaller(app.db.pool, await loadSigningKey(app.db.pool, undefined));
+  const identify = identifyCaller(app.db.pool, await loadSigningKey(app.db.pool, undefined, testBox));
   await t.throwsAsync(identify(`Bearer ${first.access_token}`), { message: /ended/ });
   t.is((await identify(`bearer ${second.access_token}`)).id, account.id);
 });

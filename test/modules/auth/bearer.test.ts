@@ -7,7 +7,7 @@ import { updateRolePermissions } from '../../../src/modules/auth/store/roles.ts'
 import { waitFor } from '../../support/cluster.ts';
 import { useInstances } from '../../support/fixture.ts';
 import { assertProblem } from '../../support/problems.ts';
-import { accountWithToken, bearer } from '../../support/tokens.ts';
+import { accountWithToken, bearer, testBox } from '../../support/tokens.ts';
 
 const app = useInstances(test);
 
@@ -113,7 +113,7 @@ test('the scheme is case-insensitive (RFC 9110): bearer and BEARER work, also in
   }
   t.is((await system({ Authorization: `bearer  ${admin.token}` })).status, 200, 'more than one space');
   await assertProblem(t, await system({ Authorization: `bearer${admin.token}` }), 401, 'unauthenticated');
-  const identify = identifyCaller(app.db.pool, await loadSigningKey(app.db.pool, undefined));
+  const identify = identifyCaller(app.db.pool, await loadSigningKey(app.db.pool, undefined, testBox));
   t.is((await identify(`bearer ${admin.token}`)).id, admin.id);
   await t.throwsAsync(identify(`Basic ${admin.token}`), { message: /not valid/ });
 });

@@ -9,7 +9,7 @@ import { PUBLIC_URL, type TestProvider, authorizeAtProvider, onInstance, startTe
 import { assertProblem } from '../../support/problems.ts';
 import { sendJson } from '../../support/http.ts';
 import { accountWithPassword, signIn } from '../../support/signIn.ts';
-import { bearer } from '../../support/tokens.ts';
+import { bearer, testBox } from '../../support/tokens.ts';
 import { flowCookieOf } from './support.ts';
 
 let provider: TestProvider;
@@ -27,7 +27,7 @@ const flowExists = async (state: string) => (await count('identity_flows where s
 
 async function passwordAccount(email: string) {
   const account = await createAccount(app.db.pool, email, 'a long enough password');
-  const token = (await issueAccessToken(await loadSigningKey(app.db.pool, undefined), { accountId: account.id, email, methods: ['pwd'] }, 600)).token;
+  const token = (await issueAccessToken(await loadSigningKey(app.db.pool, undefined, testBox), { accountId: account.id, email, methods: ['pwd'] }, 600)).token;
   return { account, token };
 }
 

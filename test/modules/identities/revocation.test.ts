@@ -8,7 +8,7 @@ import { waitFor } from '../../support/cluster.ts';
 import { useInstances } from '../../support/fixture.ts';
 import { PUBLIC_URL, type TestProvider, startTestProvider } from '../../support/oidcProvider.ts';
 import { assertProblem } from '../../support/problems.ts';
-import { bearer } from '../../support/tokens.ts';
+import { bearer, testBox } from '../../support/tokens.ts';
 import { box, identitiesOn, signInThroughProvider, storedRefreshToken } from './support.ts';
 
 let provider: TestProvider;
@@ -53,7 +53,7 @@ const clearQueue = () => app.db.pool.query('delete from auth_token_revocations')
 
 async function passwordAccountLinkedTo(subject: string, email: string) {
   const account = await createAccount(app.db.pool, email, 'a long enough password');
-  const token = (await issueAccessToken(await loadSigningKey(app.db.pool, undefined), { accountId: account.id, email, methods: ['pwd'] }, 600)).token;
+  const token = (await issueAccessToken(await loadSigningKey(app.db.pool, undefined, testBox), { accountId: account.id, email, methods: ['pwd'] }, 600)).token;
   provider.addPerson(subject, email);
   const linked = await signInThroughProvider(app.instance.url, 'acme', subject, bearer(token));
   if (linked.callback.status !== 200) {

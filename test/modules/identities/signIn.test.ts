@@ -6,7 +6,7 @@ import { loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
 import { useInstances } from '../../support/fixture.ts';
 import { PUBLIC_URL, type TestProvider, authorizeAtProvider, onInstance, startTestProvider } from '../../support/oidcProvider.ts';
 import { assertProblem } from '../../support/problems.ts';
-import { accountWithToken, bearer } from '../../support/tokens.ts';
+import { accountWithToken, bearer, testBox } from '../../support/tokens.ts';
 import { box, flowCookieOf, signInThroughProvider, storedRefreshToken } from './support.ts';
 
 let provider: TestProvider;
@@ -68,7 +68,7 @@ test.serial("the provider's refresh token is stored sealed, bound to provider an
 
 test.serial('with a bearer token, start links the provider to that account instead of signing in', async (t) => {
   const owner = await createAccount(app.db.pool, 'carol@example.com', 'a long enough password');
-  const ownerToken = (await issueAccessToken(await loadSigningKey(app.db.pool, undefined), { accountId: owner.id, email: owner.email, methods: ['pwd'] }, 300)).token;
+  const ownerToken = (await issueAccessToken(await loadSigningKey(app.db.pool, undefined, testBox), { accountId: owner.id, email: owner.email, methods: ['pwd'] }, 300)).token;
   // The provider knows carol under another address: linking never matches by email.
   provider.addPerson('carol-sub', 'carol.elsewhere@example.com');
   const linked = await signInThroughProvider(app.instance.url, 'acme', 'carol-sub', bearer(ownerToken));

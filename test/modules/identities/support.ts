@@ -59,7 +59,7 @@ export async function identitiesOn(pool: InstrumentedPool, providers: TestProvid
   const logger = createLogger('silent');
   const registry = new client.Registry();
   const tasks = createTaskPool({ threads: 1, closeTimeoutMs: 5_000, registry, logger });
-  const signingKey = await loadSigningKey(pool, undefined);
+  const signingKey = await loadSigningKey(pool, undefined, box);
   const recordAudit = async (tx: Parameters<typeof recordAuditEvent>[0], event: Parameters<typeof recordAuditEvent>[1]) => void (await recordAuditEvent(tx, event));
   const started = await identitiesModule.create({
     pool,
