@@ -142,7 +142,7 @@ const refresh = (url: string, refreshToken: string) => sendJson('POST', `${url}/
 test.serial('lock then unlock: the refresh and access tokens from before the lock stay ended on every instance; new ones work', async (t) => {
   const account = await accountWithPassword(app.db.pool);
   const session = await signedIn(account.email);
-  const key = await loadSigningKey(app.db.pool, undefined);
+  const key = await loadSigningKey(app.db.pool, undefined, testBox);
   const cli = await issueCliToken(app.db.pool, key, account.email, 3_600);
   await setAccountLockedByEmail(app.db.pool, account.email, true);
   await setAccountLockedByEmail(app.db.pool, account.email, false);
@@ -162,7 +162,7 @@ test.serial('lock then unlock: the refresh and access tokens from before the loc
 
 test.serial('a token whose iat is 10 s ahead (an issuer clock running fast) is refused everywhere once the account is locked', async (t) => {
   const account = await accountWithPassword(app.db.pool);
-  const key = await loadSigningKey(app.db.pool, undefined);
+  const key = await loadSigningKey(app.db.pool, undefined, testBox);
   const { rows } = await app.db.pool.query<{ token_epoch: string }>('select token_epoch from accounts where id = $1', [account.id]);
   const issuedAt = Math.floor(Date.now() / 1000) + 10;
   // As `backplane token issue` signs it under `faketime -f +10s`.
