@@ -41,8 +41,14 @@ export async function settlePurged(tx: Queryable, kind: string): Promise<Settled
 const selectUnreportedSql = `
 select kind, sum(rows)::text as rows from purge_ledger group by kind`;
 
-/** Rows deleted per kind whose audit event is still to be written (by the next attempt or run). */
+// `backplane upgrade` reads the retention overview before it migrates, on a schema without the ledger.
+const ledgerExistsSql = `select to_regclass('purge_ledger') is not null as exists`;
+
+/** Rows deleted per kind whose audit event is still to be written (by the next attempt or run); none before the ledger's migration. */
 export async function selectUnreportedPurges(db: Queryable): Promise<Map<string, number>> {
+  if (!(await db.query<{ exists: boolean }>(ledgerExistsSql)).rows[0]!.exists) {
+    return new Map();
+  }
   const { rows } = await db.query<{ kind: string; rows: string }>(selectUnreportedSql);
   return new Map(rows.map((row) => [row.kind, Number(row.rows)]));
 }
