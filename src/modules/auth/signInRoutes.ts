@@ -7,7 +7,7 @@ import { signInWithPassword, signInWithSecondFactor } from './signIn.ts';
 import { findTotp } from './store/mfa.ts';
 import { findAccountById, listAccountRoles } from './store/accounts.ts';
 import { loadAccountGrants } from './store/roles.ts';
-import { PERMISSIONS, grants } from './permissions.ts';
+import { effectivePermissions } from './permissions.ts';
 
 export const Tokens = z.object({
   access_token: z.string(),
@@ -113,7 +113,7 @@ export const signInRoutes = [
       if (!account || account.lockedAt) {
         throw unauthenticated('The session or the account of this token has ended.');
       }
-      const permissions = PERMISSIONS.filter((permission) => entries.some((entry) => grants(entry, permission)));
+      const permissions = effectivePermissions(entries);
       return { id: actor.id, email: account.email, roles, permissions, methods: actor.methods, totp_enabled: totp?.confirmed ?? false };
     },
   }),
