@@ -6,6 +6,8 @@ import { ensureAuditEventPartitions } from '../modules/audit/index.ts';
 import { migrateUp } from '../platform/db/migrations.ts';
 import { createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
+import { createPrimaryRegistry } from '../platform/metrics/registry.ts';
+import { labelSets, zeroCounter } from '../platform/metrics/zero.ts';
 import type { Config } from './config.ts';
 import { connectionBudget } from './connectionBudget.ts';
 import { type DatabaseHandle, checkServerVersion, openDatabase } from './database.ts';
@@ -32,7 +34,14 @@ interface Slot {
 }
 
 function supervisionMetrics() {
-  const registry = new client.Registry();
+  const registry = createPrimaryRegistry();
+  const instanceRestarts = new client.Counter({
+    name: 'backplane_instance_restarts_total',
+    help: 'Instances the primary forked again: reason="exited" (crashed or stopped), "unresponsive" (killed after missing liveness pings)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  zeroCounter(instanceRestarts, labelSets({ reason: ['exited', 'unresponsive'] }));
   return {
     registry,
     databaseRestarts: new client.Counter({
@@ -40,12 +49,7 @@ function supervisionMetrics() {
       help: 'Times the primary started the embedded PostgreSQL again after its postmaster died',
       registers: [registry],
     }),
-    instanceRestarts: new client.Counter({
-      name: 'backplane_instance_restarts_total',
-      help: 'Instances the primary forked again: reason="exited" (crashed or stopped), "unresponsive" (killed after missing liveness pings)',
-      labelNames: ['reason'],
-      registers: [registry],
-    }),
+    instanceRestarts,
   };
 }
 

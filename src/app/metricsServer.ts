@@ -22,7 +22,7 @@ export function serveClusterMetrics(port: number, host: string, primary: client.
     scraping += 1;
     aggregator
       .clusterMetrics()
-      .then(async (instances) => `${instances.trimEnd()}\n${await primary.metrics()}`)
+      .then(async (instances) => mergeExpositions(instances, await primary.metrics()))
       .then((text) => res.writeHead(200, { 'Content-Type': aggregator.contentType }).end(text))
       .catch(() => res.writeHead(503, { 'Content-Type': 'text/plain' }).end('an instance did not answer\n'))
       .finally(() => {
@@ -33,6 +33,34 @@ export function serveClusterMetrics(port: number, host: string, primary: client.
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
   });
+}
+
+/**
+ * One exposition of both texts: a family both hold (process_*, nodejs_*) keeps one HELP and TYPE
+ * with the samples of each, since a repeated family is invalid in the text format.
+ */
+export function mergeExpositions(...texts: string[]): string {
+  const families = new Map<string, string[]>();
+  for (const text of texts) {
+    let current: string[] | undefined;
+    for (const line of text.split('\n')) {
+      const help = /^# HELP (\S+)/.exec(line);
+      if (help) {
+        current = families.get(help[1]!);
+        if (current) {
+          continue;
+        }
+        current = [];
+        families.set(help[1]!, current);
+      } else if (line.startsWith('# TYPE ') && current && current.length > 1) {
+        continue;
+      }
+      if (line !== '' && current) {
+        current.push(line);
+      }
+    }
+  }
+  return [...families.values()].map((lines) => lines.join('\n')).join('\n\n') + '\n';
 }
 
 /** In an instance: answer the primary's metric requests with this registry. */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { type TestCluster, runCli, startCluster, waitFor } from '../support/cluster.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { RETENTION_JOB } from '../../src/modules/retention/kinds.ts';
 import { metricNames, readYaml, root } from './manifests.ts';
 
 /**
@@ -66,6 +67,49 @@ function queriedNames(): Map<string, string> {
   return queried;
 }
 
+/** Every sample of an exposition: its name and labels. */
+function samples(text: string): { name: string; labels: Map<string, string>; value: string }[] {
+  return [...text.matchAll(/^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/gm)].map(([, name, labels, value]) => ({
+    name: name!,
+    labels: new Map([...(labels ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map(([, key, labelValue]) => [key!, labelValue!])),
+    value: value!,
+  }));
+}
+
+// First: it reads the counters before any request, restart or job attempt.
+test.serial('before any event, every counter with known label sets has its 0 samples', async (t) => {
+  const text = await waitFor(async () => {
+    const body = await (await fetch(cluster.metricsUrl)).text();
+    return body.includes('worker="1"') && body.includes('worker="2"') ? body : undefined;
+  }, 10_000, 'metrics from both workers');
+  const all = samples(text);
+  const zero = (name: string, labels: Record<string, string>) =>
+    all.some((sample) => sample.name === name && sample.value === '0' && Object.entries(labels).every(([key, value]) => sample.labels.get(key) === value));
+  for (const reason of ['exited', 'unresponsive']) {
+    t.true(zero('backplane_instance_restarts_total', { role: 'primary', reason }), reason);
+  }
+  for (const worker of ['1', '2']) {
+    t.true(zero('backplane_job_attempts_total', { worker, job_name: RETENTION_JOB, outcome: 'failed' }), `job attempts of worker ${worker}`);
+    t.true(zero('backplane_ratelimit_fallbacks_total', { worker, limiter: 'auth_login', reason: 'timeout' }), `fallbacks of worker ${worker}`);
+    t.true(zero('backplane_ratelimit_decisions_total', { worker, limiter: 'auth_login', allowed: 'false', source: 'fallback' }), `decisions of worker ${worker}`);
+  }
+});
+
+test.serial('no series carries `job` or `instance`, the labels Prometheus sets on every target', async (t) => {
+  const text = await (await fetch(cluster.metricsUrl)).text();
+  const clashing = samples(text).filter((sample) => sample.labels.has('job') || sample.labels.has('instance'));
+  t.deepEqual(clashing.map((sample) => sample.name), []);
+  t.true(samples(text).length > 100);
+});
+
+test.serial('the primary exports its own process and Node.js series, labelled role="primary"', async (t) => {
+  const all = samples(await (await fetch(cluster.metricsUrl)).text());
+  for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes']) {
+    const roles = all.filter((sample) => sample.name === name).map((sample) => `${sample.labels.get('role')}/${sample.labels.get('worker') ?? ''}`);
+    t.deepEqual(roles.sort(), ['instance/1', 'instance/2', 'primary/'], name);
+  }
+});
+
 test.serial('every metric an alert or a dashboard panel reads is in a real scrape of the cluster', async (t) => {
   // A little traffic of each kind: probes, an unmatched route, a refused ops call, a sign-in the limiter decides.
   for (let i = 0; i < 5; i += 1) {
@@ -95,12 +139,12 @@ test.serial('every metric an alert or a dashboard panel reads is in a real scrap
 test.serial('each instance reports its start time, maintenance state and the database\'s job timestamps', async (t) => {
   const text = await (await fetch(cluster.metricsUrl)).text();
   for (const worker of ['1', '2']) {
-    const started = new RegExp(`^process_start_time_seconds\\{worker="${worker}"\\} (\\d+)`, 'm').exec(text);
+    const started = new RegExp(`^process_start_time_seconds\\{role="instance",worker="${worker}"\\} (\\d+)`, 'm').exec(text);
     t.truthy(started, `start time of worker ${worker}`);
     t.true(Math.abs(Number(started![1]) - Date.now() / 1000) < 3600);
-    t.regex(text, new RegExp(`^backplane_maintenance_enabled\\{worker="${worker}"\\} 0$`, 'm'));
-    t.regex(text, new RegExp(`^backplane_job_last_success_timestamp_seconds\\{job="ratelimit_cleanup",worker="${worker}"\\} 1767225610$`, 'm'));
-    t.regex(text, new RegExp(`^backplane_job_last_failure_timestamp_seconds\\{job="ratelimit_cleanup",worker="${worker}"\\} 1767312020$`, 'm'));
+    t.regex(text, new RegExp(`^backplane_maintenance_enabled\\{role="instance",worker="${worker}"\\} 0$`, 'm'));
+    t.regex(text, new RegExp(`^backplane_job_last_success_timestamp_seconds\\{job_name="ratelimit_cleanup",role="instance",worker="${worker}"\\} 1767225610$`, 'm'));
+    t.regex(text, new RegExp(`^backplane_job_last_failure_timestamp_seconds\\{job_name="ratelimit_cleanup",role="instance",worker="${worker}"\\} 1767312020$`, 'm'));
   }
 });
 
@@ -109,7 +153,7 @@ test.serial('the maintenance gauge follows the setting on every instance', async
   t.is(switched.code, 0, switched.stderr);
   const text = await waitFor(async () => {
     const body = await (await fetch(cluster.metricsUrl)).text();
-    return ['1', '2'].every((worker) => body.includes(`backplane_maintenance_enabled{worker="${worker}"} 1`)) ? body : undefined;
+    return ['1', '2'].every((worker) => body.includes(`backplane_maintenance_enabled{role="instance",worker="${worker}"} 1`)) ? body : undefined;
   }, 20_000, 'both instances to report maintenance on');
   t.notRegex(text, /^backplane_maintenance_enabled\{[^}]*\} 0$/m);
 });

@@ -1,9 +1,11 @@
 import client from 'prom-client';
 import type { Queryable } from '../../platform/db/pool.ts';
+import { labelSets, zeroCounter } from '../../platform/metrics/zero.ts';
 import { withTimeout } from '../../platform/time.ts';
 import { selectBacklog } from './store/revocations.ts';
 
-export type RevocationOutcome = 'revoked' | 'retrying' | 'abandoned';
+const REVOCATION_OUTCOMES = ['revoked', 'retrying', 'abandoned'] as const;
+export type RevocationOutcome = (typeof REVOCATION_OUTCOMES)[number];
 
 export interface RevocationMetrics {
   outcome(provider: string, outcome: RevocationOutcome, count: number): void;
@@ -13,13 +15,15 @@ export interface RevocationMetrics {
  * Outcomes this instance recorded, and the queue as the database holds it (read at each scrape,
  * so every instance reports the same figures: take one, not the sum).
  */
-export function createRevocationMetrics(registry: client.Registry, db: Queryable): RevocationMetrics {
+export function createRevocationMetrics(registry: client.Registry, db: Queryable, providers: readonly string[] = []): RevocationMetrics {
   const outcomes = new client.Counter({
     name: 'backplane_token_revocations_total',
     help: 'Revocation attempts of providers\' tokens this instance made, by provider and outcome',
     labelNames: ['provider', 'outcome'],
     registers: [registry],
   });
+  // Every configured provider starts at 0, so the first abandoned token raises the alert.
+  zeroCounter(outcomes, labelSets({ provider: providers, outcome: REVOCATION_OUTCOMES }));
   let last = { depth: 0, oldestDueSeconds: 0 };
   let reading: Promise<void> | undefined;
   // Both gauges are collected side by side during a scrape: they share one read.

@@ -51,7 +51,7 @@ export const jobsModule = defineModule({
   statuses: jobsStatuses,
   create(needs: JobsNeeds) {
     const jobs = createJobRegistry(needs.definitions);
-    const metrics = createJobMetrics(needs.registry);
+    const metrics = createJobMetrics(needs.registry, jobs.list().map((job) => job.name));
     registerJobTimestampMetrics(needs.registry, needs.pool, () => jobs.list().map((job) => job.name));
     const logger = needs.logger.child({ module: 'jobs' });
     const service: JobsServiceDeps = { pool: needs.pool, jobs, recordAudit: needs.recordAudit, queryTimeoutMs: 5_000 };

@@ -1,31 +1,37 @@
 import client from 'prom-client';
 import type { Queryable } from '../../platform/db/pool.ts';
+import { labelSets, zeroCounter } from '../../platform/metrics/zero.ts';
 import { withTimeout } from '../../platform/time.ts';
 import { type LastFinishRow, selectLastFinishes } from './store/reads.ts';
 
+const ATTEMPT_OUTCOMES = ['succeeded', 'retrying', 'failed', 'released', 'lost'] as const;
+
 export interface JobMetrics {
   /** One attempt ended: succeeded, retrying, failed, released (drain) or lost (taken over). */
-  attemptEnded(job: string, outcome: 'succeeded' | 'retrying' | 'failed' | 'released' | 'lost', seconds: number): void;
+  attemptEnded(job: string, outcome: (typeof ATTEMPT_OUTCOMES)[number], seconds: number): void;
 }
 
-export function createJobMetrics(registry: client.Registry): JobMetrics {
+/** Labelled `job_name`, never `job`: Prometheus's own target label (ADR 0126). Every known job starts at 0. */
+export function createJobMetrics(registry: client.Registry, jobs: readonly string[] = []): JobMetrics {
   const attempts = new client.Counter({
     name: 'backplane_job_attempts_total',
     help: 'Job attempts this instance ran, by job and how they ended',
-    labelNames: ['job', 'outcome'],
+    labelNames: ['job_name', 'outcome'],
     registers: [registry],
   });
+  zeroCounter(attempts, labelSets({ job_name: jobs, outcome: ATTEMPT_OUTCOMES }));
   const duration = new client.Histogram({
     name: 'backplane_job_attempt_duration_seconds',
     help: 'Duration of job attempts this instance ran, by job',
-    labelNames: ['job'],
+    labelNames: ['job_name'],
     buckets: [0.01, 0.05, 0.25, 1, 5, 15, 60, 300, 1800],
     registers: [registry],
   });
+  jobs.forEach((job) => duration.zero({ job_name: job }));
   return {
     attemptEnded(job, outcome, seconds) {
-      attempts.inc({ job, outcome });
-      duration.observe({ job }, seconds);
+      attempts.inc({ job_name: job, outcome });
+      duration.observe({ job_name: job }, seconds);
     },
   };
 }
@@ -54,7 +60,7 @@ export function registerJobTimestampMetrics(registry: client.Registry, db: Query
     new client.Gauge({
       name,
       help,
-      labelNames: ['job'],
+      labelNames: ['job_name'],
       registers: [registry],
       async collect() {
         await refresh();
@@ -62,7 +68,7 @@ export function registerJobTimestampMetrics(registry: client.Registry, db: Query
         for (const row of last) {
           const at = pick(row);
           if (at) {
-            this.set({ job: row.job }, at.getTime() / 1000);
+            this.set({ job_name: row.job }, at.getTime() / 1000);
           }
         }
       },

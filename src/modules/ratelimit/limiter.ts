@@ -118,7 +118,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   const parallelBatchKeys = options.parallelBatchKeys ?? 32;
   const retryDatabaseAfterMs = options.retryDatabaseAfterMs ?? 1_000;
   const batchWindowMs = options.batchWindowMs ?? 4;
-  const metrics = createRateLimitMetrics(options.registry, liveInstances);
+  const metrics = createRateLimitMetrics(options.registry, liveInstances, Object.keys(options.limits));
   if (!options.take && !options.db) {
     throw new Error('a rate limiter needs a pool or a decider');
   }

@@ -1,8 +1,11 @@
 import client from 'prom-client';
 import type { Registry } from '../../platform/metrics/registry.ts';
+import { labelSets, zeroCounter } from '../../platform/metrics/zero.ts';
 import type { DecisionSource } from './rules.ts';
 
-export type FallbackReason = 'timeout' | 'error';
+const FALLBACK_REASONS = ['timeout', 'error'] as const;
+const DECISION_SOURCES: readonly DecisionSource[] = ['database', 'memory', 'fallback'];
+export type FallbackReason = (typeof FALLBACK_REASONS)[number];
 
 export interface RateLimitMetrics {
   decided(limiter: string, allowed: boolean, source: DecisionSource): void;
@@ -11,15 +14,19 @@ export interface RateLimitMetrics {
   alone(since: Date | undefined): void;
 }
 
-/** Decision and fallback counters; label values come only from code (limiter names). */
-export function createRateLimitMetrics(registry: Registry | undefined, liveInstances: () => number | undefined = () => undefined): RateLimitMetrics {
+/** Decision and fallback counters; label values come only from code (limiter names), each known set at 0 from the start. */
+export function createRateLimitMetrics(
+  registry: Registry | undefined,
+  liveInstances: () => number | undefined = () => undefined,
+  limiters: readonly string[] = [],
+): RateLimitMetrics {
   if (!registry) {
     return { decided: () => undefined, fellBack: () => undefined, alone: () => undefined };
   }
   // Decisions are tallied in plain numbers and handed to the counter when it is collected: prom-client
   // resolves and validates labels on every inc, which cost a refused request more than its decision.
   const tallies = new Map<string, { labels: Record<string, string>; count: number }>();
-  new client.Counter({
+  const decisions = new client.Counter({
     name: 'backplane_ratelimit_decisions_total',
     help: 'Rate-limit decisions by limiter, outcome and where they were made (database, memory, fallback)',
     labelNames: ['limiter', 'allowed', 'source'],
@@ -33,12 +40,14 @@ export function createRateLimitMetrics(registry: Registry | undefined, liveInsta
       }
     },
   });
+  zeroCounter(decisions, labelSets({ limiter: limiters, allowed: ['true', 'false'], source: DECISION_SOURCES }));
   const fallbacks = new client.Counter({
     name: 'backplane_ratelimit_fallbacks_total',
     help: 'Decisions made by the local fallback because the database failed or was too slow',
     labelNames: ['limiter', 'reason'],
     registers: [registry],
   });
+  zeroCounter(fallbacks, labelSets({ limiter: limiters, reason: FALLBACK_REASONS }));
   const aloneSince = new client.Gauge({
     name: 'backplane_ratelimit_alone_since_seconds',
     help: 'Unix time since which this instance decides rate limits alone, granting its share of each limit; 0 while the database decides',

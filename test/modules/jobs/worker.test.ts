@@ -123,7 +123,7 @@ test.serial('a handler gets the database and the task pool; its result is writte
   t.is(run.lease_expires_at, null);
   t.truthy(run.finished_at);
   t.deepEqual((await db.pool.query('select value from test_results where run_id = $1', [id])).rows, [{ value: 42 }]);
-  t.regex(await worker.registry.metrics(), /backplane_job_attempts_total\{job="uses_task",outcome="succeeded"\} 1/);
+  t.regex(await worker.registry.metrics(), /backplane_job_attempts_total\{job_name="uses_task",outcome="succeeded"\} 1/);
 });
 
 test.serial('a failed attempt waits with backoff and retries; the error summary keeps the code', async (t) => {
@@ -220,7 +220,7 @@ test.serial('at shutdown a run that does not finish within the drain timeout is 
   t.is(released.attempts, 0);
   t.is(released.instance_id, null);
   t.is(released.lease_expires_at, null);
-  t.regex(await worker.registry.metrics(), /backplane_job_attempts_total\{job="holds",outcome="released"\} 1/);
+  t.regex(await worker.registry.metrics(), /backplane_job_attempts_total\{job_name="holds",outcome="released"\} 1/);
   worker = await startWorkers('instance-d');
   const run = await untilState(id, 'succeeded');
   t.is(run.instance_id, 'instance-d');
