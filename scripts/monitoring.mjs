@@ -1,4 +1,5 @@
 // Writes the monitoring files derived from hand-kept sources, so they never disagree:
+// - every runbook_url in deploy/prometheus/rules.yaml: RUNBOOK_BASE below + the runbook's file name;
 // - deploy/kubernetes/components/monitoring/prometheusrule.yaml from deploy/prometheus/rules.yaml;
 // - deploy/grafana/backplane.json (the Grafana dashboard) from the panel list below.
 // `node scripts/monitoring.mjs` rewrites them; `--check` exits 1 naming any that is stale (a test runs it).
@@ -12,8 +13,16 @@ const RULES_FILE = join(root, 'deploy/prometheus/rules.yaml');
 const PROMETHEUS_RULE_FILE = join(root, 'deploy/kubernetes/components/monitoring/prometheusrule.yaml');
 const DASHBOARD_FILE = join(root, 'deploy/grafana/backplane.json');
 
+// The one place the runbooks' address is set (ADR 0126): point it at your copy of deploy/runbooks/
+// (a fork, an internal Git server) and run this script; alerts and the dashboard link there.
+const RUNBOOK_BASE = 'https://github.com/example/backplane/blob/main/deploy/runbooks/';
+
+function rulesText() {
+  return readFileSync(RULES_FILE, 'utf8').replace(/^(\s+runbook_url: )\S*?([A-Za-z]+\.md)$/gm, (_line, key, file) => `${key}${RUNBOOK_BASE}${file}`);
+}
+
 function prometheusRuleText() {
-  const rules = parse(readFileSync(RULES_FILE, 'utf8'));
+  const rules = parse(rulesText());
   const resource = {
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
@@ -128,6 +137,7 @@ function dashboardText() {
 }
 
 const outputs = [
+  [RULES_FILE, rulesText()],
   [PROMETHEUS_RULE_FILE, prometheusRuleText()],
   [DASHBOARD_FILE, dashboardText()],
 ];

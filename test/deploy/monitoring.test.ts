@@ -28,17 +28,39 @@ test('every alert has a unit test that sees it fire', (t) => {
 });
 
 test('the retention alert names the retention job as the code does', (t) => {
-  t.true(rules.find((rule) => rule.alert === 'BackplaneRetentionMissed')!.expr.includes(`exported_job="${RETENTION_JOB}"`));
+  for (const alert of ['BackplaneRetentionMissed', 'BackplaneRetentionNeverSucceeded']) {
+    t.true(rules.find((rule) => rule.alert === alert)!.expr.includes(`job_name="${RETENTION_JOB}"`), alert);
+  }
 });
 
 test('every alert has a summary, a description and a runbook that exists', (t) => {
   for (const rule of rules) {
     t.truthy(rule.annotations.summary, rule.alert);
     t.truthy(rule.annotations.description, rule.alert);
-    t.is(rule.annotations.runbook_url, `deploy/runbooks/${rule.alert}.md`);
-    t.true(existsSync(join(root, rule.annotations.runbook_url!)), rule.alert);
-    t.true(readFileSync(join(root, rule.annotations.runbook_url!), 'utf8').startsWith(`# ${rule.alert}\n`), rule.alert);
+    const url = new URL(rule.annotations.runbook_url!);
+    t.is(url.protocol, 'https:', rule.alert);
+    t.true(url.pathname.endsWith(`/deploy/runbooks/${rule.alert}.md`), rule.alert);
+    const file = join(root, 'deploy', 'runbooks', `${rule.alert}.md`);
+    t.true(existsSync(file), rule.alert);
+    t.true(readFileSync(file, 'utf8').startsWith(`# ${rule.alert}\n`), rule.alert);
   }
+});
+
+test('every runbook_url starts with the one base scripts/monitoring.mjs sets', (t) => {
+  const base = /^const RUNBOOK_BASE = '(https:\/\/[^']+\/)';$/m.exec(readFileSync(join(root, 'scripts', 'monitoring.mjs'), 'utf8'))?.[1];
+  t.truthy(base);
+  t.deepEqual(rules.filter((rule) => rule.annotations.runbook_url !== `${base}${rule.alert}.md`).map((rule) => rule.alert), []);
+});
+
+test('severities are kube-prometheus\'s: critical, warning, info', (t) => {
+  const severities = readYaml<{ groups: { rules: { labels: { severity: string } }[] }[] }>('deploy/prometheus/rules.yaml').groups.flatMap((group) => group.rules.map((rule) => rule.labels.severity));
+  t.deepEqual(severities.filter((severity) => !['critical', 'warning', 'info'].includes(severity)), []);
+});
+
+test('absent-data rules watch the retention job\'s success and the scrape target', (t) => {
+  const expr = (alert: string) => rules.find((rule) => rule.alert === alert)?.expr ?? '';
+  t.regex(expr('BackplaneTargetAbsent'), /^absent\(up\{job="backplane"\}\)$/);
+  t.regex(expr('BackplaneRetentionNeverSucceeded'), /^absent\(backplane_job_last_success_timestamp_seconds\{job_name="retention"\}\)$/);
 });
 
 test('the PrometheusRule and the dashboard are what scripts/monitoring.mjs makes of their sources', (t) => {
