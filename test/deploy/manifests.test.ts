@@ -36,6 +36,8 @@ const one = (manifests: Manifest[], kind: string, name?: string) => {
   }
   return found[0]!;
 };
+// The monitoring component's Grafana dashboard is a ConfigMap too (test/deploy/dashboard.test.ts).
+const withoutDashboard = (manifests: Manifest[]) => manifests.filter((manifest) => manifest.metadata.labels?.grafana_dashboard === undefined);
 const podSpec = (manifests: Manifest[]) => (one(manifests, 'Deployment') as unknown as { spec: { template: { spec: IPodSpec } } }).spec.template.spec;
 const imageUid = () => {
   const user = /^USER\s+(\S+)/m.exec(readFileSync(join(root, 'deploy', 'Dockerfile'), 'utf8'))![1]!;
@@ -85,7 +87,7 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     for (const probe of [server.livenessProbe, server.readinessProbe, server.startupProbe]) {
       t.true((probe?.timeoutSeconds ?? 1) >= 2);
     }
-    const config = one(manifests, 'ConfigMap') as unknown as { data: Record<string, string> };
+    const config = one(withoutDashboard(manifests), 'ConfigMap') as unknown as { data: Record<string, string> };
     const drainSeconds = Number(config.data.APP_DRAIN_TIMEOUT_SECONDS ?? 10);
     const preStop = server.lifecycle?.preStop?.exec?.command ?? [];
     t.is(preStop[0], 'sleep');
@@ -107,7 +109,7 @@ for (const [variant, manifests] of Object.entries(rendered)) {
       const ref = server.env?.find((entry) => entry.name === name)?.valueFrom?.secretKeyRef;
       t.deepEqual([ref?.name, ref?.key], ['backplane', name], name);
     }
-    const config = one(manifests, 'ConfigMap');
+    const config = one(withoutDashboard(manifests), 'ConfigMap');
     t.true(config.metadata.name.startsWith('backplane-config'));
     t.is(server.envFrom?.[0]?.configMapRef?.name, config.metadata.name);
     t.truthy((config as unknown as { data: Record<string, string> }).data.APP_TRUSTED_PROXIES);

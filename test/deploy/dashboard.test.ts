@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import test from 'ava';
+import { kustomize, root } from './manifests.ts';
+
+interface Link {
+  title: string;
+  url: string;
+}
+interface Panel {
+  type: string;
+  title: string;
+  description?: string;
+  links?: Link[];
+  targets?: { expr: string }[];
+}
+interface Dashboard {
+  panels: Panel[];
+  links: Link[];
+  templating: { list: { name: string }[] };
+}
+
+const text = readFileSync(join(root, 'deploy', 'grafana', 'backplane.json'), 'utf8');
+const dashboard = JSON.parse(text) as Dashboard;
+const charts = dashboard.panels.filter((panel) => panel.type !== 'row');
+const runbookFile = (url: string) => join(root, 'deploy', 'runbooks', /\/deploy\/runbooks\/(\w+\.md)$/.exec(url)?.[1] ?? 'none');
+
+test('the monitoring component ships the dashboard as a ConfigMap labelled grafana_dashboard', (t) => {
+  const maps = kustomize('overlays/production').filter((manifest) => manifest.kind === 'ConfigMap' && manifest.metadata.labels?.grafana_dashboard === '1');
+  t.is(maps.length, 1);
+  t.deepEqual(JSON.parse((maps[0]!.data as Record<string, string>)['backplane.json']!), dashboard);
+  t.false(kustomize('base').some((manifest) => manifest.metadata.labels?.grafana_dashboard !== undefined));
+});
+
+test('the dashboard has $job, $namespace and $pod, and every query filters on all three', (t) => {
+  t.deepEqual(
+    ['job', 'namespace', 'pod'].filter((name) => !dashboard.templating.list.some((variable) => variable.name === name)),
+    [],
+  );
+  const exprs = charts.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr));
+  t.true(exprs.length > 20);
+  // Every series selector, not only every query: a ratio's denominator must be filtered too.
+  const unfiltered = exprs.flatMap((expr) =>
+    [...expr.matchAll(/\b[a-z_:]+\{([^}]*)\}/g)]
+      .filter(([, matchers]) => !['job=~"$job"', 'namespace=~"$namespace"', 'pod=~"$pod"'].every((matcher) => matchers!.includes(matcher)))
+      .map(([selector]) => selector),
+  );
+  t.deepEqual(unfiltered, []);
+  t.true(exprs.every((expr) => /\{/.test(expr)));
+});
+
+test('every panel has a description, and its runbook links lead to runbooks that exist', (t) => {
+  t.deepEqual(charts.filter((panel) => !panel.description?.trim()).map((panel) => panel.title), []);
+  const links = charts.flatMap((panel) => panel.links ?? []);
+  t.true(links.length > 5);
+  t.deepEqual(links.filter((link) => !existsSync(runbookFile(link.url))).map((link) => link.url), []);
+});
+
+test('the dashboard links to the runbooks and to the console', (t) => {
+  const runbooks = dashboard.links.find((link) => link.title === 'Runbooks');
+  t.regex(runbooks?.url ?? '', /^https:\/\/.+\/deploy\/runbooks\/$/);
+  t.is(dashboard.links.find((link) => link.title === 'Console')?.url, '${console}');
+  t.regex(JSON.stringify(dashboard.templating.list.find((variable) => variable.name === 'console')), /\/console"/);
+});
+
+test('the dashboard type-checks against @grafana/schema\'s Dashboard, and the check catches a wrong one', async (t) => {
+  // Written where @grafana/schema resolves from; a literal (not a JSON import) keeps Grafana's string unions.
+  const folder = mkdtempSync(join(root, 'node_modules', '.cache', 'dashboard-check-'));
+  try {
+    const source = (body: string) => `import type { Dashboard } from '@grafana/schema';\nexport const dashboard: Dashboard = ${body};\n`;
+    writeFileSync(join(folder, 'shipped.ts'), source(text));
+    writeFileSync(join(folder, 'wrong.ts'), source(JSON.stringify({ ...dashboard, schemaVersion: '39', graphTooltip: 7 })));
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const args = ['--noEmit', '--strict', '--skipLibCheck', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2023', '--types', 'node'];
+    const output = await promisify(execFile)(process.execPath, [tsc, ...args, join(folder, 'shipped.ts'), join(folder, 'wrong.ts')]).then(
+      () => '',
+      (error: { stdout: string }) => error.stdout,
+    );
+    t.regex(output, /wrong\.ts\(\d+,\d+\): error TS/);
+    t.notRegex(output, /shipped\.ts/);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
