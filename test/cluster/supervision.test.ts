@@ -34,7 +34,7 @@ test.after.always(async () => {
 test.serial('a killed embedded PostgreSQL is restarted by the primary, counted, and /readyz is 200 again', async (t) => {
   const before = postmasterPid();
   process.kill(before, 'SIGKILL');
-  await waitFor(async () => (/backplane_embedded_database_restarts_total [1-9]/.test(await metrics()) ? true : undefined), 60_000, 'the database restart');
+  await waitFor(async () => (/backplane_embedded_database_restarts_total\{role="primary"\} [1-9]/.test(await metrics()) ? true : undefined), 60_000, 'the database restart');
   t.not(postmasterPid(), before);
   const ready = await waitFor(async () => ((await fetch(`${cluster.url}/readyz`)).status === 200 ? true : undefined), 60_000, '/readyz 200');
   t.true(ready);
@@ -50,7 +50,7 @@ test.serial('an instance whose event loop is stopped beyond the liveness time is
   process.kill(victim.pid, 'SIGSTOP');
   try {
     await waitFor(
-      async () => (/backplane_instance_restarts_total\{reason="unresponsive"\} [1-9]/.test(await metrics()) ? true : undefined),
+      async () => (/backplane_instance_restarts_total\{reason="unresponsive"[^}]*\} [1-9]/.test(await metrics()) ? true : undefined),
       60_000,
       'the unresponsive instance to be replaced',
     );

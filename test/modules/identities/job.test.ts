@@ -46,10 +46,10 @@ test.serial('the job auth_revoke_tokens revokes queued tokens; the overview and 
   }
 
   const metrics = await app.instance.registry.metrics();
-  t.regex(metrics, /backplane_token_revocations_total\{provider="acme",outcome="revoked",worker="0"\} 3/);
-  t.regex(metrics, /backplane_token_revocations_total\{provider="gone",outcome="retrying",worker="0"\} 1/);
-  t.regex(metrics, /backplane_token_revocation_queue_depth\{worker="0"\} 1/);
-  t.regex(metrics, /backplane_token_revocation_oldest_due_seconds\{worker="0"\} 0/);
+  t.regex(metrics, /backplane_token_revocations_total\{provider="acme",outcome="revoked",role="instance",worker="0"\} 3/);
+  t.regex(metrics, /backplane_token_revocations_total\{provider="gone",outcome="retrying",role="instance",worker="0"\} 1/);
+  t.regex(metrics, /backplane_token_revocation_queue_depth\{role="instance",worker="0"\} 1/);
+  t.regex(metrics, /backplane_token_revocation_oldest_due_seconds\{role="instance",worker="0"\} 0/);
 });
 
 test.serial('/readyz stays 200 with every provider discovered, and lists the provider check', async (t) => {

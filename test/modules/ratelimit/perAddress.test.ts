@@ -96,7 +96,7 @@ const metricValue = async (series: RegExp) => {
 
 test.serial('a refusal known from memory is answered before the framework, exactly as the database refusal before it', async (t) => {
   const client = '198.51.100.5';
-  const fromMemory = /^backplane_ratelimit_decisions_total\{.*limiter="auth_ip".*source="memory"/;
+  const fromMemory = /^backplane_ratelimit_decisions_total\{.*limiter="auth_ip".*allowed="false".*source="memory"/;
   const refusedRequests = /^backplane_http_request_duration_seconds_count\{(?=.*method="POST")(?=.*route="unmatched")(?=.*status="429")/;
   t.true((await statuses(60, () => viaProxy(client))).every((status) => status === 422));
   const memoryBefore = await metricValue(fromMemory);
