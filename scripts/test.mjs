@@ -11,6 +11,8 @@ const steps = [
   ['lint', bin('eslint'), ['--max-warnings', '0', root]],
   // Never fails: without a browser the browser tests skip and say why.
   ['chromium', process.execPath, [join(root, 'scripts', 'install-chromium.mjs')]],
+  // Never fails: without it the Prometheus test skips and says why.
+  ['prometheus', process.execPath, [join(root, 'scripts', 'install-prometheus.mjs')]],
   ['tests', process.execPath, ['--import', 'tsx', join(root, 'test', 'support', 'run.ts'), ...process.argv.slice(2)]],
 ];
 for (const [name, command, args] of steps) {
