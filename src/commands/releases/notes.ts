@@ -71,6 +71,10 @@ export const RELEASES: ReleaseNotes[] = [
         action:
           'Start with the APP_ENCRYPTION_KEY the instances use (a wrong one stops start-up in one line). Without APP_JWT_PRIVATE_KEY, an instance of the previous release that starts after the upgrade cannot read the sealed key: finish the rollout, and rotate only after it',
       },
+      {
+        change: "Metrics by Prometheus's conventions (issue 32, ADR 0126): label job became job_name; every series gained role (instance or primary); severities page/ticket became critical/warning; runbook_url absolute",
+        action: 'Dashboards, recording rules and alerts of your own: read job_name where they read exported_job (or job under honor_labels); Alertmanager routes on severity=page/ticket: route critical/warning/info; reload deploy/prometheus/rules.yaml (or the PrometheusRule) and the dashboard',
+      },
     ],
   },
 ];
