@@ -103,7 +103,11 @@ test.serial('no series carries `job` or `instance`, the labels Prometheus sets o
 });
 
 test.serial('the primary exports its own process and Node.js series, labelled role="primary"', async (t) => {
-  const all = samples(await (await fetch(cluster.metricsUrl)).text());
+  const text = await (await fetch(cluster.metricsUrl)).text();
+  const all = samples(text);
+  // One family each: the primary's samples join the instances' under one HELP and TYPE.
+  const types = [...text.matchAll(/^# TYPE (\S+) /gm)].map(([, name]) => name);
+  t.deepEqual(types.filter((name, index) => types.indexOf(name) !== index), []);
   for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes']) {
     const roles = all.filter((sample) => sample.name === name).map((sample) => `${sample.labels.get('role')}/${sample.labels.get('worker') ?? ''}`);
     t.deepEqual(roles.sort(), ['instance/1', 'instance/2', 'primary/'], name);
