@@ -59,6 +59,8 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** APP_READINESS_REQUIRES_DATABASE=1: /readyz is 503 while the database fails (ADR 0123); off, it is only listed. */
   readinessRequiresDatabase: boolean;
+  /** NODE_OPTIONS as given: a --max-old-space-size there is the operator's heap limit, kept (src/app/heapSize.ts). */
+  nodeOptions: string | undefined;
 }
 
 export type DatabasePooling = 'session' | 'transaction';
@@ -256,5 +258,6 @@ export function loadConfig(environment: Env = process.env): Config {
     instanceLivenessMs: integer(env, 'APP_INSTANCE_LIVENESS_SECONDS', 30, 2, 600) * 1000,
     keepAliveTimeoutMs: integer(env, 'APP_KEEP_ALIVE_TIMEOUT_SECONDS', 65, 1, 3600) * 1000,
     readinessRequiresDatabase: flag(env, 'APP_READINESS_REQUIRES_DATABASE'),
+    nodeOptions: env.NODE_OPTIONS || undefined,
   };
 }
