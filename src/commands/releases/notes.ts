@@ -71,6 +71,11 @@ export const RELEASES: ReleaseNotes[] = [
         action:
           'Start with the APP_ENCRYPTION_KEY the instances use (a wrong one stops start-up in one line). Without APP_JWT_PRIVATE_KEY, an instance of the previous release that starts after the upgrade cannot read the sealed key: finish the rollout, and rotate only after it',
       },
+      { change: '/readyz no longer turns 503 when the database fails; /readyz?verbose still lists it', action: 'None; to keep the old behaviour set APP_READINESS_REQUIRES_DATABASE=1' },
+      {
+        change: 'The Kubernetes kit mounts its secrets as files from a secretGenerator instead of the Secret backplane as variables',
+        action: "Write the files into deploy/kubernetes/overlays/production/secrets/ from your Secret's values (same keys) before applying; delete the old Secret after the rollout",
+      },
     ],
   },
 ];
