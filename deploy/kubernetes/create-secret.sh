@@ -1,30 +1,27 @@
 #!/bin/sh
-# Creates the Secret `backplane` the Deployment reads, with freshly generated keys:
+# Writes the files the production overlay's secretGenerator reads (one file per secret), with
+# freshly generated keys:
 #   APP_JWT_PRIVATE_KEY  Ed25519 private key, PKCS#8 PEM (signs access tokens)
-#   APP_ENCRYPTION_KEY   32 random bytes, hex (AES-256-GCM for provider tokens at rest)
+#   APP_ENCRYPTION_KEY   32 random bytes, hex (AES-256-GCM for provider tokens and signing keys at rest)
+#   DATABASE_URL         the connection string (its password may instead come from PGPASSWORD_FILE)
+#   APP_OIDC_PROVIDERS   the providers with their client secrets, `[]` for none
 # Usage: DATABASE_URL='postgres://user:pass@host:5432/backplane' [APP_OIDC_PROVIDERS='[…]'] \
-#          deploy/kubernetes/create-secret.sh [namespace]
-# DRY_RUN=1 prints the Secret instead of creating it. It never replaces an existing Secret: losing
-# APP_ENCRYPTION_KEY loses every stored provider token (rotate by prepending a new key instead).
+#          deploy/kubernetes/create-secret.sh [folder]    (default: overlays/production/secrets)
+# It never replaces an existing file: losing APP_ENCRYPTION_KEY loses every stored provider token
+# and signing key (rotate by prepending a new key instead). Keep the folder out of git.
 set -eu
-namespace=${1:-backplane}
+folder=${1:-$(dirname "$0")/overlays/production/secrets}
 : "${DATABASE_URL:?set DATABASE_URL to the PostgreSQL connection string}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 umask 077
-openssl genpkey -algorithm ed25519 -out "$work/jwt.pem"
-openssl rand -hex 32 | tr -d '\n' > "$work/encryption.key"
-printf '%s' "$DATABASE_URL" > "$work/database.url"
-set -- --namespace "$namespace" \
-  --from-file=DATABASE_URL="$work/database.url" \
-  --from-file=APP_ENCRYPTION_KEY="$work/encryption.key" \
-  --from-file=APP_JWT_PRIVATE_KEY="$work/jwt.pem"
-if [ -n "${APP_OIDC_PROVIDERS:-}" ]; then
-  printf '%s' "$APP_OIDC_PROVIDERS" > "$work/oidc.json"
-  set -- "$@" --from-file=APP_OIDC_PROVIDERS="$work/oidc.json"
-fi
-if [ "${DRY_RUN:-}" = 1 ]; then
-  kubectl create secret generic backplane "$@" --dry-run=client -o yaml
-else
-  kubectl create secret generic backplane "$@"
-fi
+mkdir -p "$folder"
+for name in DATABASE_URL APP_ENCRYPTION_KEY APP_JWT_PRIVATE_KEY APP_OIDC_PROVIDERS; do
+  if [ -e "$folder/$name" ]; then
+    echo "$folder/$name exists: not replaced (edit it, or remove it first)" >&2
+    exit 1
+  fi
+done
+openssl genpkey -algorithm ed25519 -out "$folder/APP_JWT_PRIVATE_KEY"
+openssl rand -hex 32 | tr -d '\n' > "$folder/APP_ENCRYPTION_KEY"
+printf '%s' "$DATABASE_URL" > "$folder/DATABASE_URL"
+printf '%s' "${APP_OIDC_PROVIDERS:-[]}" > "$folder/APP_OIDC_PROVIDERS"
+echo "wrote $folder; now: kubectl apply -k $(dirname "$0")/overlays/production"

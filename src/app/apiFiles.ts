@@ -26,7 +26,33 @@ type Operation = {
   security?: unknown[];
   parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema: JsonSchema }> };
+  responses?: Record<string, unknown>;
 };
+
+/**
+ * Requests that delete data or end the caller's session, besides every DELETE: the collection runs
+ * them last, in a folder of their own, so a run with an admin's token does not cut off the rest.
+ */
+const DESTRUCTIVE = new Set(['POST /auth/sign-out', 'POST /auth/mfa/recovery-codes']);
+const DESTRUCTIVE_FOLDER = 'destructive (run last)';
+/** Ends every session of the caller: the very last request. */
+const LAST = 'DELETE /auth/account';
+
+const isDestructive = (name: string) => name.startsWith('DELETE ') || DESTRUCTIVE.has(name);
+
+/** A Postman test script: the status is one the OpenAPI document declares for the operation, and never a 500 (a bug). */
+function statusAssertion(name: string, operation: Operation) {
+  const declared = Object.keys(operation.responses ?? {}).map(Number).filter((status) => status !== 500);
+  return [
+    {
+      listen: 'test',
+      script: {
+        type: 'text/javascript',
+        exec: [`pm.test(${JSON.stringify(`${name} answers a status the OpenAPI document declares`)}, function () {`, `  pm.expect(${JSON.stringify(declared)}).to.include(pm.response.code);`, '});'],
+      },
+    },
+  ];
+}
 
 /** A value that fits the schema, for a request body someone edits before sending. */
 function sample(schema: JsonSchema): unknown {
@@ -62,8 +88,10 @@ function postmanRequest(path: string, method: string, operation: Operation) {
   const pathParameters = parameters.filter((parameter) => parameter.in === 'path');
   const query = parameters.filter((parameter) => parameter.in === 'query');
   const postmanPath = path.replace(/\{(\w+)\}/g, ':$1');
+  const name = `${method.toUpperCase()} ${path}`;
   return {
-    name: `${method.toUpperCase()} ${path}`,
+    name,
+    event: statusAssertion(name, operation),
     request: {
       method: method.toUpperCase(),
       header: body ? [{ key: 'Content-Type', value: 'application/json' }] : [],
@@ -83,20 +111,30 @@ function postmanRequest(path: string, method: string, operation: Operation) {
   };
 }
 
-/** The collection, one folder per tag; bodies are editable samples of their schema. */
+/** The collection, one folder per tag and the destructive requests last; bodies are editable samples of their schema. */
 function postmanCollection(document: { paths: Record<string, Record<string, Operation>> }, version: string): unknown {
-  const folders = new Map<string, unknown[]>();
+  const folders = new Map<string, Array<{ name: string }>>();
+  const destructive: Array<{ name: string }> = [];
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       const tag = operation.tags[0] ?? 'other';
-      folders.set(tag, [...(folders.get(tag) ?? []), postmanRequest(path, method, operation)]);
+      const request = postmanRequest(path, method, operation);
+      if (isDestructive(request.name)) {
+        destructive.push(request);
+      } else {
+        folders.set(tag, [...(folders.get(tag) ?? []), request]);
+      }
     }
   }
+  destructive.sort((a, b) => Number(a.name === LAST) - Number(b.name === LAST));
   return {
     info: { name: `${API_INFO.title} ${version}`, schema: 'https://schema.getpostman.com/json/collection/v2.1.0/collection.json' },
     auth: { type: 'bearer', bearer: [{ key: 'token', value: '{{token}}', type: 'string' }] },
     variable: [{ key: 'base_url', value: 'http://localhost:8080' }, { key: 'token', value: '' }],
-    item: [...folders].sort(([a], [b]) => a.localeCompare(b)).map(([name, item]) => ({ name, item })),
+    item: [
+      ...[...folders].sort(([a], [b]) => a.localeCompare(b)).map(([name, item]) => ({ name, item })),
+      { name: DESTRUCTIVE_FOLDER, description: 'Deletes data or ends the caller\'s session: run last, with an account you can lose.', item: destructive },
+    ],
   };
 }
 

@@ -10,6 +10,7 @@ import { createPrimaryRegistry } from '../platform/metrics/registry.ts';
 import { labelSets, zeroCounter } from '../platform/metrics/zero.ts';
 import type { Config } from './config.ts';
 import { connectionBudget } from './connectionBudget.ts';
+import { instanceHeapLimitMb } from './heapSize.ts';
 import { type DatabaseHandle, checkServerVersion, openDatabase } from './database.ts';
 import { openSecretBox } from './encryptionKey.ts';
 import { openStoredSigningKey } from './signingKeys.ts';
@@ -153,6 +154,8 @@ export async function runPrimary(config: Config): Promise<void> {
     slot.unresponsive = false;
     const worker = cluster.fork({
       DATABASE_URL: database.url,
+      // The URL above is read already (from the file, with PGPASSWORD): both set would stop the instance.
+      DATABASE_URL_FILE: '',
       PORT: String(config.port),
       BACKPLANE_WORKER_SLOT: String(slot.index + 1),
     });
@@ -204,6 +207,11 @@ export async function runPrimary(config: Config): Promise<void> {
   if (config.metricsPort !== 0) {
     metricsServer = await serveClusterMetrics(config.metricsPort, config.host, metrics.registry);
     logger.info(`metrics on http://${config.host}:${config.metricsPort}/metrics`);
+  }
+  const heapMb = instanceHeapLimitMb({ limitBytes: process.constrainedMemory?.(), instances: config.instances, execArgv: process.execArgv, nodeOptions: config.nodeOptions });
+  if (heapMb) {
+    cluster.setupPrimary({ execArgv: [...process.execArgv, `--max-old-space-size=${heapMb}`] });
+    logger.info({ heapMb, instances: config.instances }, 'each instance heap sized from the container memory limit');
   }
   slots.forEach(fork);
 

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { type ProxyRange, parseTrustedProxies } from '../platform/http/clientAddress.ts';
 import { type ProviderSpec, parseProviderList } from '../modules/identities/index.ts';
+import { SecretFileError, readSecretFile, withPassword, withSecretFiles } from './secretFiles.ts';
 
 /** Everything the service reads from the environment; the only reader of process.env. */
 export interface Config {
@@ -56,6 +57,10 @@ export interface Config {
   instanceLivenessMs: number;
   /** Idle keep-alive time of API connections: above load balancers' idle timeouts, so they close first. */
   keepAliveTimeoutMs: number;
+  /** APP_READINESS_REQUIRES_DATABASE=1: /readyz is 503 while the database fails (ADR 0123); off, it is only listed. */
+  readinessRequiresDatabase: boolean;
+  /** NODE_OPTIONS as given: a --max-old-space-size there is the operator's heap limit, kept (src/app/heapSize.ts). */
+  nodeOptions: string | undefined;
 }
 
 export type DatabasePooling = 'session' | 'transaction';
@@ -142,7 +147,11 @@ function postgresUrl(env: Env, name: string): string | undefined {
   if (url && !/^postgres(ql)?:\/\//.test(url)) {
     throw new ConfigError(`${name} must be a postgres:// connection string`);
   }
-  return url;
+  try {
+    return withPassword(url, env.PGPASSWORD || undefined);
+  } catch {
+    throw new ConfigError(`${name} must be a postgres:// connection string`);
+  }
 }
 
 function databasePooling(env: Env): DatabasePooling {
@@ -163,7 +172,16 @@ function rateLimitBatching(env: Env): RateLimitBatching {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(environment: Env = process.env): Config {
+  let env: Env;
+  try {
+    env = withSecretFiles(environment);
+  } catch (error) {
+    if (error instanceof SecretFileError) {
+      throw new ConfigError(error.message);
+    }
+    throw error;
+  }
   const port = integer(env, 'PORT', 8080, 0, 65_535);
   const metricsPort = integer(env, 'APP_METRICS_PORT', 9464, 0, 65_535);
   if (metricsPort !== 0 && metricsPort === port) {
@@ -195,7 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (testJobs && production) {
     throw new ConfigError('APP_TEST_JOBS must not be set in production: it adds jobs that exist only for tests');
   }
-  const oidcProviders = parseProviderList(env.APP_OIDC_PROVIDERS, production);
+  const oidcProviders = parseProviderList(env.APP_OIDC_PROVIDERS, production, readSecretFile);
   if (!Array.isArray(oidcProviders)) {
     throw new ConfigError(`APP_OIDC_PROVIDERS ${oidcProviders.problem}`);
   }
@@ -239,5 +257,7 @@ export function loadConfig(env: Env = process.env): Config {
     embeddedDatabase,
     instanceLivenessMs: integer(env, 'APP_INSTANCE_LIVENESS_SECONDS', 30, 2, 600) * 1000,
     keepAliveTimeoutMs: integer(env, 'APP_KEEP_ALIVE_TIMEOUT_SECONDS', 65, 1, 3600) * 1000,
+    readinessRequiresDatabase: flag(env, 'APP_READINESS_REQUIRES_DATABASE'),
+    nodeOptions: env.NODE_OPTIONS || undefined,
   };
 }

@@ -193,6 +193,7 @@ export async function createModules(config: Config, platform: Platform, options:
       instance: { id: platform.instanceId, ...build, startedAt: platform.startedAt },
       checks: created.flatMap(({ started }) => started.readiness ?? []),
       jobs: jobs.workerInfo,
+      readinessRequiresDatabase: config.readinessRequiresDatabase,
     });
     await add(openApiModule, { document: () => apiDocument(build.version) });
     return {

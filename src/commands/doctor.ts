@@ -3,7 +3,7 @@ import { loadConfig } from '../app/config.ts';
 import { packageRoot } from '../platform/packageRoot.ts';
 import { type Flags, flag, hasFlag } from './args.ts';
 import { withDatabase } from './database.ts';
-import { type CheckResult, DATABASE_CHECKS, type DoctorContext, LOCAL_CHECKS, configurationCheck, runCheck } from './doctorChecks.ts';
+import { type Check, type CheckResult, DATABASE_CHECKS, type DoctorContext, LOCAL_CHECKS, configurationCheck, runCheck } from './doctorChecks.ts';
 import { printJson, printTable } from './output.ts';
 import { withServices } from './services.ts';
 
@@ -14,7 +14,7 @@ async function fetchText(url: string): Promise<{ status: number; text: string }>
   return { status: response.status, text: await response.text() };
 }
 
-/** `doctor [--json] [--api-dir DIR]`: one line per check, ok/warn/fail with what to do; exit 1 on any fail. */
+/** `doctor [--json] [--api-dir DIR]`: one line per check, ok/warn/fail/skip with what to do; exit 1 on any fail. */
 export async function doctor(flags: Flags): Promise<number> {
   const report = await runDoctor(flags);
   if (hasFlag(flags, 'json')) {
@@ -23,6 +23,11 @@ export async function doctor(flags: Flags): Promise<number> {
     printTable(['STATUS', 'CHECK', 'FINDING'], report.checks.map((result) => [result.status, result.check, result.message]));
   }
   return report.ok ? 0 : 1;
+}
+
+/** The checks that did not run, listed as such rather than left out or called ok. */
+function skipped(checks: Check[], message: string): CheckResult[] {
+  return checks.map((check) => ({ check: check.name, status: 'skip', message }));
 }
 
 /** Every check's result; `ok` is false when any failed. */
@@ -47,10 +52,13 @@ export async function runDoctor(flags: Flags): Promise<{ ok: boolean; checks: Ch
       );
     } catch (error) {
       results.push({ check: 'database', status: 'fail', message: `unreachable: ${(error as Error).message}; check DATABASE_URL and that the server runs` });
+      results.push(...skipped(DATABASE_CHECKS.filter((check) => !results.some((result) => result.check === check.name)), 'not checked: the database did not answer'));
     }
     for (const check of LOCAL_CHECKS) {
       results.push(await runCheck(check, base as DoctorContext));
     }
+  } else {
+    results.push(...skipped([...DATABASE_CHECKS, ...LOCAL_CHECKS], 'not checked: the configuration does not parse'));
   }
   return { ok: !results.some((result) => result.status === 'fail'), checks: results };
 }

@@ -9,7 +9,8 @@ import { type JobsServiceDeps, describeJobs } from '../modules/jobs/index.ts';
 import { selectInstances } from '../modules/releases/index.ts';
 import { migrationStatus } from '../platform/db/migrations.ts';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail';
+/** `skip`: the check did not run (nothing to check, or what it needs did not answer), so it vouches for nothing. */
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 export interface CheckResult {
   check: string;
@@ -39,6 +40,7 @@ export interface Check {
 const ok = (message: string) => ({ status: 'ok' as const, message });
 const warn = (message: string) => ({ status: 'warn' as const, message });
 const fail = (message: string) => ({ status: 'fail' as const, message });
+const skip = (message: string) => ({ status: 'skip' as const, message });
 
 const SKEW_WARN_MS = 1_000;
 const SKEW_FAIL_MS = 5_000;
@@ -56,11 +58,9 @@ export const configurationCheck: Check = {
       }
       throw error;
     }
-    if (config.production) {
-      const missing = [!config.jwtPrivateKey && 'APP_JWT_PRIVATE_KEY', !config.encryptionKey && 'APP_ENCRYPTION_KEY'].filter(Boolean);
-      if (missing.length) {
-        return fail(`NODE_ENV=production without ${missing.join(' and ')}: keys generated at start differ per pod and are lost on restart; set them from a secret`);
-      }
+    // Signing keys live sealed in the database (ADR 0068): only the key that seals them must come from outside.
+    if (config.production && !config.encryptionKey) {
+      return fail('NODE_ENV=production without APP_ENCRYPTION_KEY (or APP_ENCRYPTION_KEY_FILE): a key generated at start differs per pod and is lost on restart; set it from a secret');
     }
     return ok(`every variable parsed${config.production ? ' (production, keys set)' : ''}`);
   },
@@ -202,7 +202,7 @@ export const limiterCheck: Check = {
       const response = await fetchText(url);
       text = response.text;
     } catch {
-      return ok(`not checked: no instance answers on ${url} on this host`);
+      return skip(`not checked: no instance answers on ${url} on this host`);
     }
     const match = /^backplane_ratelimit_alone_since_seconds(?:\{[^}]*\})? ([\d.e+]+)$/m.exec(text);
     const since = match ? Number(match[1]) : 0;
@@ -219,7 +219,7 @@ export const providersCheck: Check = {
   name: 'providers',
   async run({ config, fetchText }) {
     if (config.oidcProviders.length === 0) {
-      return ok('no sign-in providers configured');
+      return skip('not checked: no sign-in providers configured');
     }
     const broken: string[] = [];
     for (const provider of config.oidcProviders) {

@@ -1,6 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { StaticSite } from '../platform/http/staticAssets.ts';
 
 // Pages load nothing from elsewhere and run no inline code; nothing may frame them (clickjacking).
@@ -18,9 +17,8 @@ const STRICT = [
 
 /** The files beside this one: in src/ under tsx, in dist/ once built (scripts/build.mjs copies them). */
 const here = import.meta.dirname;
-const swaggerUi = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
-/** /console (the operations console) and /docs (the API reference, Swagger UI from npm). */
+/** /console (the operations console) and /docs (the API reference, our own small viewer of /openapi.json). */
 export function browserPages(): StaticSite[] {
   const consoleFiles = readdirSync(join(here, 'app')).filter((name) => name !== 'index.html');
   return [
@@ -36,8 +34,6 @@ export function browserPages(): StaticSite[] {
       files: {
         'docs.js': join(here, 'docs', 'docs.js'),
         'docs.css': join(here, 'docs', 'docs.css'),
-        'swagger-ui-bundle.js': join(swaggerUi, 'swagger-ui-bundle.js'),
-        'swagger-ui.css': join(swaggerUi, 'swagger-ui.css'),
       },
       contentSecurityPolicy: STRICT,
     },

@@ -1,5 +1,8 @@
 import test from 'ava';
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/app/config.ts';
 import { connectionBudget } from '../../src/app/connectionBudget.ts';
 
@@ -160,4 +163,66 @@ test('keep-alive timeout and instance liveness are read in seconds and checked',
   ] as const) {
     t.throws(() => loadConfig({ [name]: value }), { instanceOf: ConfigError, message: new RegExp(name) });
   }
+});
+
+/** Writes secret files into a folder of the test's own; returns their paths by name. */
+function secretFiles(files: Record<string, string>): Record<string, string> {
+  const dir = mkdtempSync(join(tmpdir(), 'backplane-secrets-'));
+  return Object.fromEntries(Object.entries(files).map(([name, text]) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return [name, path];
+  }));
+}
+
+test('every secret variable is also read from <NAME>_FILE, less its trailing newline', (t) => {
+  const pem = ed25519Pem();
+  const paths = secretFiles({ url: 'postgres://app:pw@db:5432/app\n', key: `${'ab'.repeat(32)}\n`, jwt: `${pem}\n`, listen: 'postgres://app:pw@db-direct:5432/app\r\n' });
+  const config = loadConfig({
+    DATABASE_URL_FILE: paths.url,
+    DATABASE_LISTEN_URL_FILE: paths.listen,
+    APP_ENCRYPTION_KEY_FILE: paths.key,
+    APP_JWT_PRIVATE_KEY_FILE: paths.jwt,
+  });
+  t.is(config.databaseUrl, 'postgres://app:pw@db:5432/app');
+  t.is(config.databaseListenUrl, 'postgres://app:pw@db-direct:5432/app');
+  t.is(config.encryptionKey, 'ab'.repeat(32));
+  t.is(config.jwtPrivateKey, pem.replace(/\n$/, ''));
+});
+
+test('a variable set both directly and as _FILE stops start-up naming both; an unreadable file names its variable', (t) => {
+  const paths = secretFiles({ key: 'ab'.repeat(32) });
+  const both = t.throws(() => loadConfig({ APP_ENCRYPTION_KEY: 'cd'.repeat(32), APP_ENCRYPTION_KEY_FILE: paths.key }), { instanceOf: ConfigError });
+  t.regex(both.message, /APP_ENCRYPTION_KEY and APP_ENCRYPTION_KEY_FILE/);
+  t.false(both.message.includes('cd'.repeat(32)));
+  const missing = t.throws(() => loadConfig({ DATABASE_URL_FILE: '/nonexistent/backplane/url' }), { instanceOf: ConfigError });
+  t.regex(missing.message, /DATABASE_URL_FILE/);
+});
+
+test('DATABASE_URL without a password takes PGPASSWORD or PGPASSWORD_FILE; a password in the URL wins', (t) => {
+  t.is(loadConfig({ DATABASE_URL: 'postgres://app@db:5432/app', PGPASSWORD: 'p@ss word' }).databaseUrl, 'postgres://app:p%40ss%20word@db:5432/app');
+  const paths = secretFiles({ password: 'from-file\n' });
+  const fromFile = loadConfig({ DATABASE_URL: 'postgres://app@db:5432/app', DATABASE_LISTEN_URL: 'postgres://app@direct:5432/app', PGPASSWORD_FILE: paths.password });
+  t.is(fromFile.databaseUrl, 'postgres://app:from-file@db:5432/app');
+  t.is(fromFile.databaseListenUrl, 'postgres://app:from-file@direct:5432/app');
+  t.is(loadConfig({ DATABASE_URL: 'postgres://app:own@db:5432/app', PGPASSWORD: 'other' }).databaseUrl, 'postgres://app:own@db:5432/app');
+  t.throws(() => loadConfig({ DATABASE_URL: 'postgres://app@db/app', PGPASSWORD: 'a', PGPASSWORD_FILE: paths.password }), { instanceOf: ConfigError });
+});
+
+test('a provider\'s client secret is read from client_secret_file, or from APP_OIDC_PROVIDERS_FILE with the whole list', (t) => {
+  const paths = secretFiles({ secret: 'from-a-file\n' });
+  const entry = { name: 'acme', issuer: 'https://id.example.com', client_id: 'backplane' };
+  const [provider] = loadConfig({ APP_OIDC_PROVIDERS: JSON.stringify([{ ...entry, client_secret_file: paths.secret }]) }).oidcProviders;
+  t.is(provider!.clientSecret, 'from-a-file');
+  const both = t.throws(() => loadConfig({ APP_OIDC_PROVIDERS: JSON.stringify([{ ...entry, client_secret: 'x', client_secret_file: paths.secret }]) }), { instanceOf: ConfigError });
+  t.regex(both.message, /client_secret/);
+  t.throws(() => loadConfig({ APP_OIDC_PROVIDERS: JSON.stringify([{ ...entry, client_secret_file: '/nonexistent/secret' }]) }), { instanceOf: ConfigError });
+  const list = secretFiles({ list: `${JSON.stringify([{ ...entry, client_secret: 'in-the-list' }])}\n` });
+  t.is(loadConfig({ APP_OIDC_PROVIDERS_FILE: list.list }).oidcProviders[0]!.clientSecret, 'in-the-list');
+});
+
+test('APP_READINESS_REQUIRES_DATABASE is off unless set to 1', (t) => {
+  t.false(loadConfig({}).readinessRequiresDatabase);
+  t.true(loadConfig({ APP_READINESS_REQUIRES_DATABASE: '1' }).readinessRequiresDatabase);
+  t.throws(() => loadConfig({ APP_READINESS_REQUIRES_DATABASE: 'yes' }), { instanceOf: ConfigError });
 });

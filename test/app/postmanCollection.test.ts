@@ -16,15 +16,16 @@ interface Execution {
   response?: { code: number };
 }
 
-type Summary = { run: { executions: Execution[] } };
+type Summary = { run: { executions: Execution[]; stats: { assertions: { total: number; failed: number } }; failures: Array<{ source?: { name?: string }; error: { message: string } }> } };
 
-/** One newman run of the given folders, with the instance's URL and the admin's token. */
-function runFolders(folders: string[]): Promise<Summary> {
+type Collection = { item: Array<{ name: string; item: Array<{ name: string; event?: Array<{ script: { exec: string[] } }> }> }> };
+
+/** One newman run of the whole collection, in its order, with the instance's URL and the admin's token. */
+function runCollection(source: object = collection): Promise<Summary> {
   return new Promise((resolve, reject) => {
     newman.run(
       {
-        collection,
-        folder: folders,
+        collection: source,
         envVar: [
           { key: 'base_url', value: app.instances[0]!.url },
           { key: 'token', value: app.headers.admin.Authorization!.replace(/^Bearer /, '') },
@@ -37,11 +38,28 @@ function runFolders(folders: string[]): Promise<Summary> {
   });
 }
 
-test('newman runs the collection: every request gets a declared status, and the reads succeed', async (t) => {
-  // The auth folder last: it deletes the signed-in account.
-  const executions = [...(await runFolders(['health', 'meta', 'ops'])).run.executions, ...(await runFolders(['auth'])).run.executions];
+/** What an operator's newman run reports as failed: any failed assertion fails the suite. */
+const failedAssertions = (summary: Summary) => summary.run.failures.map((failure) => `${failure.source?.name ?? '?'}: ${failure.error.message}`);
+
+test('the requests that delete data or end the session come last, in a folder of their own, DELETE /auth/account the very last', (t) => {
+  const folders = (collection as Collection).item;
+  const last = folders.at(-1)!;
+  t.regex(last.name, /^destructive/);
+  const names = last.item.map((request) => request.name);
+  t.is(names.at(-1), 'DELETE /auth/account');
+  t.true(['POST /auth/sign-out', 'DELETE /auth/mfa/totp', 'DELETE /auth/identities/{provider}'].every((name) => names.includes(name)));
+  const elsewhere = folders.slice(0, -1).flatMap((folder) => folder.item.map((request) => request.name));
+  t.false(elsewhere.some((name) => name.startsWith('DELETE ') || name === 'POST /auth/sign-out'));
+  t.true(folders.every((folder) => folder.item.every((request) => request.event?.[0]?.script.exec.join('\n').includes('pm.expect('))));
+});
+
+test.serial('newman runs the collection in its order: every request asserts a declared status and none fails', async (t) => {
+  const summary = await runCollection();
+  const { executions } = summary.run;
   const documented = Object.values(JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'api', 'openapi.json'), 'utf8')).paths as object);
   t.is(executions.length, documented.flatMap((methods) => Object.keys(methods as object)).length);
+  t.is(summary.run.stats.assertions.total, executions.length);
+  t.deepEqual(failedAssertions(summary), []);
   const statuses: string[] = [];
   for (const execution of executions) {
     const status = execution.response?.code;
@@ -55,5 +73,17 @@ test('newman runs the collection: every request gets a declared status, and the 
     }
     statuses.push(`${execution.item.name} → ${status}`);
   }
+  t.is(executions.at(-1)!.item.name, 'DELETE /auth/account');
   t.log(statuses.join('\n'));
+});
+
+test.serial('a request whose status the document does not declare is a failed assertion of the run', async (t) => {
+  const health = structuredClone(collection) as Collection;
+  const livez = health.item.find((folder) => folder.name === 'health')!.item.find((request) => request.name === 'GET /livez')!;
+  // As if the document declared only 418 for /livez: the script the generator wrote must fail the run.
+  livez.event![0]!.script.exec = livez.event![0]!.script.exec.map((line) => line.replace(/pm\.expect\(\[[^\]]*\]\)/, 'pm.expect([418])'));
+  health.item = [health.item.find((folder) => folder.name === 'health')!];
+  const summary = await runCollection(health);
+  t.is(summary.run.stats.assertions.failed, 1);
+  t.is(failedAssertions(summary).length, 1);
 });

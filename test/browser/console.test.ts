@@ -253,15 +253,22 @@ browserTest('an ops_viewer sees every page but no control that writes', async (t
   t.deepEqual(viewerErrors, []);
 });
 
-browserTest('/docs: the reference lists the operations, with Authorize for a bearer token, under the strict policy', async (t) => {
+browserTest('/docs: the reference lists the operations by tag, with parameters, schemas and problem codes, under the strict policy', async (t) => {
   const docs = await browser.newPage();
   const docsErrors = watchForErrors(docs);
   await docs.setViewport({ width: 1280, height: 800 });
   await docs.goto(`${cluster.url}/docs`, { waitUntil: 'load' });
-  await docs.waitForSelector('.opblock', WAIT);
-  await docs.waitForSelector('button.authorize', WAIT);
-  const paths = await docs.$$eval('.opblock-summary-path', (elements) => elements.map((element) => element.textContent));
+  await docs.waitForSelector('.operation', WAIT);
+  const paths = await docs.$$eval('.operation .path', (elements) => elements.map((element) => element.textContent));
   t.true(paths.some((path) => path?.includes('/ops/settings')));
+  t.deepEqual(await docs.$$eval('.tag h2', (elements) => elements.map((element) => element.textContent)), ['auth', 'health', 'meta', 'ops']);
+  await docs.click('#putOpsSettingsName > summary');
+  const opened = await docs.$eval('#putOpsSettingsName', (element) => element.textContent ?? '');
+  t.regex(opened, /setting_version_conflict/);
+  t.regex(opened, /ops\.settings\.write/);
+  t.regex(opened, /reason/);
+  await docs.type('#filter', 'audit');
+  t.true(await docs.$eval('#putOpsSettingsName', (element) => element.hasAttribute('hidden')));
   await docs.screenshot({ path: join(SCREENSHOTS, 'docs.png') });
   await docs.close();
   t.deepEqual(docsErrors, []);

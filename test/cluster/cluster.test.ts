@@ -1,4 +1,7 @@
 import test from 'ava';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type TestCluster, startCluster, waitFor } from '../support/cluster.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { accountWithToken, bearer } from '../support/tokens.ts';
@@ -6,6 +9,7 @@ import { accountWithToken, bearer } from '../support/tokens.ts';
 let db: TestDatabase;
 let cluster: TestCluster;
 let token: string;
+let secrets: string;
 
 interface InstanceEntry {
   instance_id: string;
@@ -30,12 +34,19 @@ const answeringIds = async (requests: number) => {
 test.before(async () => {
   db = await createTestDatabase();
   token = (await accountWithToken(db.pool, { roles: ['platform_admin'] })).token;
-  cluster = await startCluster(db.url, 2, { APP_HEARTBEAT_SECONDS: '1' });
+  // The database URL and its password as files, as the kit mounts them (ADR 0124): the primary and every instance read them.
+  secrets = mkdtempSync(join(tmpdir(), 'backplane-cluster-secrets-'));
+  const url = new URL(db.url);
+  writeFileSync(join(secrets, 'password'), `${decodeURIComponent(url.password)}\n`);
+  url.password = '';
+  writeFileSync(join(secrets, 'url'), `${url.toString()}\n`);
+  cluster = await startCluster('', 2, { APP_HEARTBEAT_SECONDS: '1', DATABASE_URL: '', DATABASE_URL_FILE: join(secrets, 'url'), PGPASSWORD_FILE: join(secrets, 'password') });
 });
 
 test.after.always(async () => {
   await cluster?.stop();
   await db?.drop();
+  rmSync(secrets, { recursive: true, force: true });
 });
 
 test.serial('every answering instance is listed as running', async (t) => {

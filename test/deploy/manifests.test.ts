@@ -9,10 +9,9 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
 import { ConfigMap, Namespace, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
-import { parse } from 'yaml';
 import { READINESS_CHECK_TIMEOUT_MS } from '../../src/modules/health/readiness.ts';
 import { parseEncryptionKeys } from '../../src/platform/secrets/secretBox.ts';
-import { type Manifest, kustomize, readYaml, root } from './manifests.ts';
+import { type Manifest, kitWithSecrets, kustomize, readYaml, root } from './manifests.ts';
 
 // The Kubernetes schemas (kubernetes-models ships them): every rendered document is checked against its kind's.
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
@@ -28,7 +27,8 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
 };
 
-const rendered = { base: kustomize('base'), production: kustomize('overlays/production') };
+const kit = kitWithSecrets();
+const rendered = { base: kustomize('base'), production: kustomize('overlays/production', kit) };
 const one = (manifests: Manifest[], kind: string, name?: string) => {
   const found = manifests.filter((manifest) => manifest.kind === kind && (name === undefined || manifest.metadata.name === name));
   if (found.length !== 1) {
@@ -38,6 +38,11 @@ const one = (manifests: Manifest[], kind: string, name?: string) => {
 };
 // The monitoring component's Grafana dashboard is a ConfigMap too (test/deploy/dashboard.test.ts).
 const withoutDashboard = (manifests: Manifest[]) => manifests.filter((manifest) => manifest.metadata.labels?.grafana_dashboard === undefined);
+/** kustomize wraps a Secret's base64 at 70 columns; the API server's decoder skips the line breaks, the schema's format check does not. */
+const unwrapped = (manifest: Manifest): Manifest =>
+  manifest.kind === 'Secret'
+    ? { ...manifest, data: Object.fromEntries(Object.entries((manifest as { data?: Record<string, string> }).data ?? {}).map(([key, value]) => [key, value.replace(/\s/g, '')])) }
+    : manifest;
 const podSpec = (manifests: Manifest[]) => (one(manifests, 'Deployment') as unknown as { spec: { template: { spec: IPodSpec } } }).spec.template.spec;
 const imageUid = () => {
   const user = /^USER\s+(\S+)/m.exec(readFileSync(join(root, 'deploy', 'Dockerfile'), 'utf8'))![1]!;
@@ -50,7 +55,7 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     for (const manifest of manifests) {
       const Model = MODELS[`${manifest.apiVersion}/${manifest.kind}`];
       t.truthy(Model, `no schema known for ${manifest.apiVersion} ${manifest.kind}`);
-      t.notThrows(() => new Model!(manifest as never).validate(), `${manifest.kind} ${manifest.metadata.name}`);
+      t.notThrows(() => new Model!(unwrapped(manifest) as never).validate(), `${manifest.kind} ${manifest.metadata.name}`);
     }
   });
 
@@ -70,9 +75,10 @@ for (const [variant, manifests] of Object.entries(rendered)) {
       t.falsy(security?.capabilities?.add, container.name);
       t.truthy(container.resources?.requests?.memory, container.name);
       t.truthy(container.resources?.limits?.memory, container.name);
-      // Writable paths are emptyDirs, nothing from the node.
+      // Writable paths are emptyDirs, nothing from the node; the secrets are mounted read-only.
       for (const mount of container.volumeMounts ?? []) {
-        t.truthy(pod.volumes?.find((volume) => volume.name === mount.name)?.emptyDir, `${container.name} ${mount.mountPath}`);
+        const volume = pod.volumes?.find((entry) => entry.name === mount.name);
+        t.truthy(volume?.emptyDir ?? (volume?.secret && mount.readOnly), `${container.name} ${mount.mountPath}`);
       }
     }
   });
@@ -102,18 +108,23 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     t.is(migrate?.image, pod.containers[0]!.image);
   });
 
-  test(`${variant}: secrets come from the Secret, settings from the generated ConfigMap`, (t) => {
+  test(`${variant}: secrets are files of the mounted Secret, never environment values; settings from the generated ConfigMap`, (t) => {
     const pod = podSpec(manifests);
     const server = pod.containers.find((container) => container.name === 'backplane')!;
+    const secretVolume = pod.volumes?.find((volume) => volume.secret);
+    const mount = server.volumeMounts?.find((entry) => entry.name === secretVolume?.name);
+    t.truthy(mount?.readOnly);
     for (const name of ['DATABASE_URL', 'APP_ENCRYPTION_KEY', 'APP_JWT_PRIVATE_KEY', 'APP_OIDC_PROVIDERS']) {
-      const ref = server.env?.find((entry) => entry.name === name)?.valueFrom?.secretKeyRef;
-      t.deepEqual([ref?.name, ref?.key], ['backplane', name], name);
+      t.is(server.env?.find((entry) => entry.name === `${name}_FILE`)?.value, `${mount?.mountPath}/${name}`, name);
+      t.falsy(server.env?.find((entry) => entry.name === name), name);
     }
+    t.false((server.env ?? []).some((entry) => entry.valueFrom?.secretKeyRef));
     const config = one(withoutDashboard(manifests), 'ConfigMap');
     t.true(config.metadata.name.startsWith('backplane-config'));
     t.is(server.envFrom?.[0]?.configMapRef?.name, config.metadata.name);
     t.truthy((config as unknown as { data: Record<string, string> }).data.APP_TRUSTED_PROXIES);
-    t.is(server.env?.find((entry) => entry.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef?.name, 'backplane');
+    const migrate = pod.initContainers?.find((container) => container.name === 'migrate');
+    t.is(migrate?.env?.find((entry) => entry.name === 'DATABASE_URL_FILE')?.value, `${mount?.mountPath}/DATABASE_URL`);
   });
 
   test(`${variant}: the metrics port admits the monitoring namespace only; the API port the cluster`, (t) => {
@@ -159,12 +170,19 @@ test('production: the Prometheus Operator resources come along, the rule equal t
   t.false(rendered.base.some((manifest) => manifest.apiVersion.startsWith('monitoring.coreos.com')));
 });
 
+test('production: the secretGenerator makes the mounted Secret; a changed secret renames it, so the pods roll', (t) => {
+  const secret = one(rendered.production, 'Secret');
+  t.regex(secret.metadata.name, /^backplane-secrets-[a-z0-9]+$/);
+  t.is(podSpec(rendered.production).volumes?.find((volume) => volume.secret)?.secret?.secretName, secret.metadata.name);
+  const changed = kustomize('overlays/production', kitWithSecrets({ DATABASE_URL: 'postgres://backplane:rotated@db:5432/backplane' }));
+  const renamed = one(changed, 'Secret').metadata.name;
+  t.not(renamed, secret.metadata.name);
+  t.is(podSpec(changed).volumes?.find((volume) => volume.secret)?.secret?.secretName, renamed);
+  t.throws(() => execFileSync(join(kit, 'create-secret.sh'), [], { env: { ...process.env, DATABASE_URL: 'postgres://x@db/x' }, stdio: 'pipe' }), undefined, 'never replaces a secret file');
+});
+
 test('the Secret script generates the key formats the service reads', async (t) => {
-  const output = execFileSync(join(root, 'deploy', 'kubernetes', 'create-secret.sh'), ['backplane'], {
-    encoding: 'utf8',
-    env: { ...process.env, DRY_RUN: '1', DATABASE_URL: 'postgres://backplane:secret@db:5432/backplane', APP_OIDC_PROVIDERS: '[]' },
-  });
-  const secret = parse(output) as { data: Record<string, string> };
+  const secret = unwrapped(one(rendered.production, 'Secret')) as unknown as { data: Record<string, string> };
   t.notThrows(() => new Secret(secret as never).validate());
   const value = (key: string) => Buffer.from(secret.data[key]!, 'base64').toString('utf8');
   t.is(value('DATABASE_URL'), 'postgres://backplane:secret@db:5432/backplane');
@@ -184,4 +202,6 @@ test('the Dockerfile: Node 24, a numeric non-root user, embedded PostgreSQL prun
     t.regex(dockerfile, new RegExp(`^ARG ${arg}`, 'm'));
   }
   t.regex(dockerfile, /org\.opencontainers\.image\.revision="\$\{BUILD_COMMIT\}"/);
+  t.regex(dockerfile, /org\.opencontainers\.image\.source="\$\{SOURCE_URL\}"/);
+  t.regex(dockerfile, /org\.opencontainers\.image\.version="\$\{BUILD_VERSION\}"/);
 });

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
@@ -12,11 +13,11 @@ export interface Manifest {
   [field: string]: unknown;
 }
 
-/** `kubectl kustomize` of a folder under deploy/kubernetes; kubectl missing is an error, never a skip. */
-export function kustomize(folder: string): Manifest[] {
+/** `kubectl kustomize` of a folder under deploy/kubernetes (or under `kit`, a copy); kubectl missing is an error, never a skip. */
+export function kustomize(folder: string, kit = join(root, 'deploy', 'kubernetes')): Manifest[] {
   let text: string;
   try {
-    text = execFileSync('kubectl', ['kustomize', join(root, 'deploy', 'kubernetes', folder)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    text = execFileSync('kubectl', ['kustomize', join(kit, folder)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new Error('kubectl is not installed: the deploy tests render the manifests with `kubectl kustomize` (install kubectl)');
@@ -37,4 +38,18 @@ const NOT_METRICS = new Set(['up']);
 export function metricNames(expr: string): string[] {
   const names = expr.match(/\b(?:backplane|nodejs|process)_[a-z0-9_]+\b/g) ?? [];
   return [...new Set(names)].filter((name) => !NOT_METRICS.has(name));
+}
+
+/**
+ * A copy of deploy/kubernetes with the production secrets written by create-secret.sh, as an
+ * operator's checkout holds them (the folder is git-ignored); `env` adds or replaces values.
+ */
+export function kitWithSecrets(env: Record<string, string> = {}): string {
+  const kit = join(mkdtempSync(join(tmpdir(), 'backplane-kit-')), 'kubernetes');
+  cpSync(join(root, 'deploy', 'kubernetes'), kit, { recursive: true, filter: (source) => !source.endsWith('/secrets') });
+  execFileSync(join(kit, 'create-secret.sh'), [], {
+    env: { ...process.env, DATABASE_URL: 'postgres://backplane:secret@db:5432/backplane', ...env },
+    stdio: 'pipe',
+  });
+  return kit;
 }

@@ -75,6 +75,11 @@ export const RELEASES: ReleaseNotes[] = [
         change: "Metrics by Prometheus's conventions (issue 32, ADR 0126): label job became job_name; every series gained role (instance or primary); severities page/ticket became critical/warning; runbook_url absolute",
         action: 'Dashboards, recording rules and alerts of your own: read job_name where they read exported_job (or job under honor_labels); Alertmanager routes on severity=page/ticket: route critical/warning/info; reload deploy/prometheus/rules.yaml (or the PrometheusRule) and the dashboard',
       },
+      { change: '/readyz no longer turns 503 when the database fails; /readyz?verbose still lists it', action: 'None; to keep the old behaviour set APP_READINESS_REQUIRES_DATABASE=1' },
+      {
+        change: 'The Kubernetes kit mounts its secrets as files from a secretGenerator instead of the Secret backplane as variables',
+        action: "Write the files into deploy/kubernetes/overlays/production/secrets/ from your Secret's values (same keys) before applying; delete the old Secret after the rollout",
+      },
     ],
   },
 ];

@@ -6,6 +6,7 @@ import type { Registry } from '../../platform/metrics/registry.ts';
 import { defineModule } from '../../platform/module.ts';
 import type { ReadinessCheck } from '../../platform/readiness.ts';
 import { registerRuntimeMetrics } from './metrics.ts';
+import { eventLoopCheck, poolCheck } from './instanceChecks.ts';
 import { createReadiness } from './readiness.ts';
 import { healthRoutes } from './routes.ts';
 import { createRuntimeSampler } from './runtimeStats.ts';
@@ -25,6 +26,8 @@ export interface HealthNeeds {
   checks: ReadinessCheck[];
   /** What GET /ops/system reports of the jobs this instance runs. */
   jobs: { workers: number; queues: string[] };
+  /** APP_READINESS_REQUIRES_DATABASE=1: the database check fails /readyz too (ADR 0123); by default it is listed only. */
+  readinessRequiresDatabase?: boolean;
 }
 
 /** Probes and the instance's own description: /livez, /readyz, GET /ops/system and the runtime metrics. */
@@ -35,6 +38,7 @@ export const healthModule = defineModule({
   create(needs: HealthNeeds) {
     const runtime = createRuntimeSampler();
     registerRuntimeMetrics(needs.registry, runtime);
+    const eventLoop = eventLoopCheck();
     const readiness = createReadiness(
       [
         // Bounded like a request, so a frozen database costs a probe its connection, not one held per probe until the thaw.
@@ -42,7 +46,11 @@ export const healthModule = defineModule({
           name: 'database',
           failure: 'the database did not answer',
           run: () => withDatabaseDeadline(PROBE_DEADLINE_MS, async () => void (await needs.pool.query('select 1'))),
+          // Shared by every pod: failing readiness on it would empty the Service when operators need it most (ADR 0123).
+          optional: needs.readinessRequiresDatabase !== true,
         },
+        eventLoop,
+        poolCheck(needs.pool),
         ...needs.checks,
       ],
       { onFailure: (name, error) => needs.logger.warn({ check: name, err: error }, 'readiness check failed') },
@@ -60,7 +68,10 @@ export const healthModule = defineModule({
     return {
       api: { readiness },
       routeDeps: { ...system, probe: createDatabaseProbe(system) },
-      close: () => runtime.stop(),
+      close: () => {
+        runtime.stop();
+        eventLoop.stop();
+      },
     };
   },
 });

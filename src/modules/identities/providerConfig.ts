@@ -24,7 +24,9 @@ const Entry = z.strictObject({
   name: z.string().regex(PROVIDER_NAME, 'must be 1–32 lowercase letters, digits, - or _, starting with a letter'),
   issuer: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
   client_id: z.string().min(1).max(255),
-  client_secret: z.string().min(1).max(1024),
+  client_secret: z.string().min(1).max(1024).optional(),
+  /** A file holding the secret (a mounted Secret), instead of client_secret; ADR 0124. */
+  client_secret_file: z.string().min(1).max(1024).optional(),
   scopes: z
     .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be a scope token'))
     .min(1)
@@ -38,13 +40,16 @@ const Entry = z.strictObject({
     .default({}),
 });
 
-const Entries = z.array(Entry).max(20);
+const Entries = z.array(Entry.refine((entry) => (entry.client_secret === undefined) !== (entry.client_secret_file === undefined), {
+  message: 'must set exactly one of client_secret and client_secret_file',
+  path: ['client_secret'],
+})).max(20);
 
 /**
  * Reads APP_OIDC_PROVIDERS. Returns the providers, or a sentence saying what is wrong; the
  * sentence never quotes a value (a client secret could be one).
  */
-export function parseProviderList(text: string | undefined, production: boolean): ProviderSpec[] | { problem: string } {
+export function parseProviderList(text: string | undefined, production: boolean, readSecretFile?: (path: string) => string): ProviderSpec[] | { problem: string } {
   if (text === undefined || text.trim() === '') {
     return [];
   }
@@ -73,11 +78,22 @@ export function parseProviderList(text: string | undefined, production: boolean)
     if (insecureLoopback && (production || !LOOPBACK_HOSTS.has(issuer.hostname))) {
       return { problem: `entry [${index}] issuer must be https (http only for a loopback issuer outside production)` };
     }
+    let clientSecret = entry.client_secret;
+    if (entry.client_secret_file !== undefined) {
+      try {
+        clientSecret = readSecretFile?.(entry.client_secret_file);
+      } catch {
+        clientSecret = undefined;
+      }
+      if (!clientSecret) {
+        return { problem: `entry [${index}].client_secret_file: cannot read ${entry.client_secret_file}, or it is empty` };
+      }
+    }
     providers.push({
       name: entry.name,
       issuer: entry.issuer,
       clientId: entry.client_id,
-      clientSecret: entry.client_secret,
+      clientSecret: clientSecret!,
       scopes: [...new Set(entry.scopes)],
       authMethod: entry.token_endpoint_auth_method,
       authorizationParams: entry.authorization_params,

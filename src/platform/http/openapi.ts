@@ -183,6 +183,11 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: OpenApiInfo, answ
   return {
     openapi: '3.1.0',
     info,
+    // Relative: the instance that serves this document serves the API; the second is `backplane serve`'s default.
+    servers: [
+      { url: '/', description: 'The instance serving this document' },
+      { url: 'http://localhost:8080', description: 'backplane serve on this machine (PORT 8080)' },
+    ],
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
