@@ -59,7 +59,7 @@ export const RELEASES: ReleaseNotes[] = [
       { change: 'PostgreSQL older than 14 is refused at start', action: 'Upgrade the database server first' },
       {
         change: 'Migration 20261125000100 rebuilds the audit_events indexes on action, actor, resource and request in time order',
-        action: "Plan the upgrade's window on a large audit log: it builds them under the advisory lock, about 3 s per million events on 2 cores, and audit writes wait meanwhile",
+        action: "Plan the upgrade's window on a large audit log: landed before ADR 0125, it builds them without CONCURRENTLY, about 3 s per million events on 2 cores, and audit writes of both releases wait for it during the rollout; run the migrate Job in a quiet hour (later index builds run CONCURRENTLY)",
       },
       {
         change: 'Strict command line: unknown flags and missing values exit 2; --help never acts; tab-separated lists became aligned tables',
@@ -70,6 +70,10 @@ export const RELEASES: ReleaseNotes[] = [
         change: 'The token signing key in auth_signing_keys is sealed with APP_ENCRYPTION_KEY at start (migration 20261126000400); backplane keys rotate',
         action:
           'Start with the APP_ENCRYPTION_KEY the instances use (a wrong one stops start-up in one line). Without APP_JWT_PRIVATE_KEY, an instance of the previous release that starts after the upgrade cannot read the sealed key: finish the rollout, and rotate only after it',
+      },
+      {
+        change: 'Kubernetes kit: migrations run once per rollout in the Job backplane-migrate, not in an init container of every pod; pods wait for them (APP_MIGRATIONS=wait)',
+        action: 'Before each kubectl apply, delete the finished Job (its template is immutable); Argo CD does it through the PreSync hook',
       },
     ],
   },
