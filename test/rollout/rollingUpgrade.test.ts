@@ -17,7 +17,7 @@ const MAX_REQUESTS = 50_000;
 
 function runPrevious(cli: string, args: string[], env: Record<string, string>): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } }, (error, stdout, stderr) =>
+    execFile(process.execPath, ['--import', 'tsx', cli, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } }, (error, stdout, stderr) =>
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
     );
   });
@@ -56,7 +56,7 @@ function loadLoop(endpoints: string[]) {
 test('a rolling upgrade from the previous release: both serve one database through the switch with 0 failed requests, the sign-in budget exact, one job run per slot', async (t) => {
   const started = Date.now();
   const previousCli = previousReleaseCli();
-  t.log(`previous release ${PREVIOUS_RELEASE.slice(0, 12)} built in ${Date.now() - started} ms`);
+  t.log(`previous release ${PREVIOUS_RELEASE.slice(0, 12)} extracted in ${Date.now() - started} ms`);
   const db = await createTestDatabase({ migrated: false });
   let previous: TestCluster | undefined;
   let current: TestCluster | undefined;

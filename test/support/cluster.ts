@@ -68,12 +68,12 @@ export async function startCluster(databaseUrl: string, instances: number, env: 
   }
 }
 
-/** `cli`: a built dist/cli.js to run instead of the source (another release, test/support/previousRelease.ts). */
+/** `cli`: another release's src/cli.ts to run instead of this one's (test/support/previousRelease.ts). */
 async function startClusterOnFreePorts(databaseUrl: string, instances: number, env: Record<string, string>, cli?: string): Promise<TestCluster> {
   const port = await freePort();
   const metricsPort = await freePort();
   let output = '';
-  const child = spawn(process.execPath, [...(cli ? [cli] : ['--import', 'tsx', join(root, 'src', 'cli.ts')]), 'serve'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', cli ?? join(root, 'src', 'cli.ts'), 'serve'], {
     cwd: root,
     env: {
       ...process.env,
