@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { PG, pgCode } from './pgErrors.ts';
 
 // Whether the ledger has the column recording how each migration ran (added by this release's runner).
 const hasTransactionalColumnSql = `
@@ -10,9 +11,9 @@ select exists (
 const addTransactionalColumnSql = `
 alter table schema_migrations add column transactional boolean not null default true`;
 
-// Migrations recorded as applied outside a transaction (`-- backplane:no-transaction`).
+// Migrations recorded as applied outside a transaction; through jsonb, so a ledger without the column reads none.
 const selectNoTransactionSql = `
-select name from schema_migrations where not transactional order by version`;
+select name from schema_migrations m where to_jsonb(m) ->> 'transactional' = 'false' order by version`;
 
 /** Adds the column once; checked first, since the ALTER would lock the ledger that readiness reads. */
 export async function ensureLedgerRecordsTransactions(client: pg.ClientBase): Promise<void> {
@@ -22,11 +23,15 @@ export async function ensureLedgerRecordsTransactions(client: pg.ClientBase): Pr
   }
 }
 
-/** Names of the applied migrations that ran outside a transaction; none on a ledger without the column. */
+/** Names of the applied migrations that ran outside a transaction, in one statement (/ops/system reads it). */
 export async function appliedWithoutTransaction(db: pg.ClientBase | pg.Pool): Promise<string[]> {
-  const { rows } = await db.query<{ found: boolean }>(hasTransactionalColumnSql);
-  if (!rows[0]?.found) {
-    return [];
+  try {
+    return (await db.query<{ name: string }>(selectNoTransactionSql)).rows.map((row) => row.name);
+  } catch (error) {
+    // A database never migrated has no ledger: nothing applied at all.
+    if (pgCode(error) === PG.undefinedTable) {
+      return [];
+    }
+    throw error;
   }
-  return (await db.query<{ name: string }>(selectNoTransactionSql)).rows.map((row) => row.name);
 }
