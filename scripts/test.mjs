@@ -9,6 +9,7 @@ const bin = (name) => join(root, 'node_modules', '.bin', name);
 const steps = [
   ['type-check', bin('tsc'), ['--noEmit', '-p', root]],
   ['lint', bin('eslint'), ['--max-warnings', '0', root]],
+  ['migration lint', process.execPath, [join(root, 'scripts', 'lint-migrations.mjs')]],
   // Never fails: without a browser the browser tests skip and say why.
   ['chromium', process.execPath, [join(root, 'scripts', 'install-chromium.mjs')]],
   // Never fails: without it the Prometheus test skips and says why.

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import client from 'prom-client';
 import { ensureAuditEventPartitions } from '../modules/audit/index.ts';
 import { migrateUp } from '../platform/db/migrations.ts';
+import { waitForSchema } from '../platform/db/schemaWait.ts';
 import { createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import { createPrimaryRegistry } from '../platform/metrics/registry.ts';
@@ -59,7 +60,10 @@ async function migrate(database: DatabaseHandle, logger: Logger, config: Config)
   const pool = createPool({ connectionString: database.directUrl, max: 2, applicationName: 'backplane-migrate' });
   try {
     await checkServerVersion(pool, database.description);
-    const applied = await migrateUp(pool);
+    if (config.migrations === 'wait') {
+      await waitForSchema(pool, (pending) => logger.warn({ pending }, `waiting for ${pending.length} migration(s) this release needs: run \`backplane migrate up\` (the migrate Job); instances start once they are applied`));
+    }
+    const applied = config.migrations === 'apply' ? await migrateUp(pool) : [];
     logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
     // Seals a key the previous release stored in clear; a wrong APP_ENCRYPTION_KEY stops here in one line.
     await openStoredSigningKey(pool, config);

@@ -26,6 +26,8 @@ export interface Config {
    * limiter while keys keep coming; what a decision may wait under load for fewer statements.
    */
   rateLimitSpacingMs: number;
+  /** APP_MIGRATIONS: `apply` (serve migrates at start-up) or `wait` (a migrate Job does; serve waits for the schema; ADR 0125). */
+  migrations: 'apply' | 'wait';
   dataDir: string;
   instances: number;
   jobWorkers: number;
@@ -170,6 +172,14 @@ function rateLimitBatching(env: Env): RateLimitBatching {
   return raw;
 }
 
+function migrationsMode(env: Env): 'apply' | 'wait' {
+  const raw = env.APP_MIGRATIONS?.trim() || 'apply';
+  if (raw !== 'apply' && raw !== 'wait') {
+    throw new ConfigError('APP_MIGRATIONS must be apply or wait');
+  }
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(environment: Env = process.env): Config {
@@ -235,6 +245,7 @@ export function loadConfig(environment: Env = process.env): Config {
     },
     rateLimitBatching: rateLimitBatching(env),
     rateLimitSpacingMs: integer(env, 'APP_RATELIMIT_SPACING_MS', 20, 0, 1000),
+    migrations: migrationsMode(env),
     dataDir: resolve(env.APP_DATA_DIR || '.data'),
     instances: integer(env, 'APP_INSTANCES', availableParallelism(), 1, 64),
     jobWorkers: integer(env, 'APP_JOB_WORKERS', 1, 0, 64),

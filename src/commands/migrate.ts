@@ -21,7 +21,7 @@ export async function migrate(flags: Flags): Promise<number> {
     const status = await withDatabase((pool) => migrationStatus(pool, listMigrationFiles()), { migrate: false });
     const ahead = status.unknown.length > 0 || status.current > status.latest;
     if (hasFlag(flags, 'json')) {
-      console.log(JSON.stringify({ current: status.current, latest: status.latest, pending: status.pending, pending_names: status.pendingNames, ahead }));
+      console.log(JSON.stringify({ current: status.current, latest: status.latest, pending: status.pending, pending_names: status.pendingNames, no_transaction: status.noTransaction, ahead }));
     } else {
       console.log(`current ${status.current}\nlatest  ${status.latest}\npending ${status.pending}`);
       status.pendingNames.forEach((name) => console.log(`  pending: ${name}`));

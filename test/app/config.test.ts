@@ -30,6 +30,7 @@ for (const [name, value] of [
   ['APP_RATELIMIT_SPACING_MS', '-1'],
   ['APP_RATELIMIT_SPACING_MS', '1001'],
   ['APP_RATELIMIT_SPACING_MS', '5ms'],
+  ['APP_MIGRATIONS', 'skip'],
 ] as const) {
   test(`an invalid ${name} (${JSON.stringify(value)}) stops start-up naming the variable`, (t) => {
     const error = t.throws(() => loadConfig({ [name]: value }), { instanceOf: ConfigError });

@@ -41,6 +41,8 @@ test.serial('migrate status --json before and after migrate up; exit 1 when the 
 
   const after = await runCli(['migrate', 'status', '--json'], { DATABASE_URL: url() });
   t.like(JSON.parse(after.stdout), { current: latest, latest, pending: 0, ahead: false });
+  // Every landed migration ran in a transaction (ADR 0125 lists the others here).
+  t.deepEqual(JSON.parse(after.stdout).no_transaction, []);
 
   const again = await runCli(['migrate', 'up'], { DATABASE_URL: url() });
   t.regex(again.stdout, /nothing to apply/);

@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { importPKCS8 } from 'jose';
 import { Deployment } from 'kubernetes-models/apps/v1';
+import { Job } from 'kubernetes-models/batch/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
@@ -21,6 +22,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'v1/Secret': Secret,
   'v1/Service': Service,
   'apps/v1/Deployment': Deployment,
+  'batch/v1/Job': Job,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
@@ -43,7 +45,9 @@ const unwrapped = (manifest: Manifest): Manifest =>
   manifest.kind === 'Secret'
     ? { ...manifest, data: Object.fromEntries(Object.entries((manifest as { data?: Record<string, string> }).data ?? {}).map(([key, value]) => [key, value.replace(/\s/g, '')])) }
     : manifest;
-const podSpec = (manifests: Manifest[]) => (one(manifests, 'Deployment') as unknown as { spec: { template: { spec: IPodSpec } } }).spec.template.spec;
+const podSpec = (manifests: Manifest[], kind = 'Deployment') => (one(manifests, kind) as unknown as { spec: { template: { spec: IPodSpec } } }).spec.template.spec;
+const podLabels = (manifests: Manifest[], kind: string) => (one(manifests, kind) as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec.template.metadata.labels;
+const selects = (selector: Record<string, string> | undefined, labels: Record<string, string>) => Object.entries(selector ?? {}).every(([key, value]) => labels[key] === value);
 const imageUid = () => {
   const user = /^USER\s+(\S+)/m.exec(readFileSync(join(root, 'deploy', 'Dockerfile'), 'utf8'))![1]!;
   return Number(user.split(':')[0]);
@@ -60,7 +64,12 @@ for (const [variant, manifests] of Object.entries(rendered)) {
   });
 
   test(`${variant}: pods run as the image's numeric non-root user, read-only, without capabilities`, (t) => {
-    const pod = podSpec(manifests);
+    for (const pod of [podSpec(manifests), podSpec(manifests, 'Job')]) {
+      checkHardened(t, pod);
+    }
+  });
+
+  const checkHardened = (t: ExecutionContext, pod: IPodSpec) => {
     t.true(pod.securityContext?.runAsNonRoot);
     t.is(pod.securityContext?.runAsUser, imageUid());
     t.not(imageUid(), 0);
@@ -81,7 +90,7 @@ for (const [variant, manifests] of Object.entries(rendered)) {
         t.truthy(volume?.emptyDir ?? (volume?.secret && mount.readOnly), `${container.name} ${mount.mountPath}`);
       }
     }
-  });
+  };
 
   test(`${variant}: probes wait longer than the checks they run; shutdown outlasts the drain`, (t) => {
     const pod = podSpec(manifests);
@@ -101,11 +110,19 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     t.true(pod.terminationGracePeriodSeconds! > Number(preStop[1]) + drainSeconds + 5);
   });
 
-  test(`${variant}: migrations run before the server in an init container, under the command's lock`, (t) => {
+  test(`${variant}: migrations run once per rollout in a Job (a pre-sync hook), and the server's pods wait for them`, (t) => {
     const pod = podSpec(manifests);
-    const migrate = pod.initContainers?.find((container) => container.name === 'migrate');
-    t.deepEqual(migrate?.command, ['node', 'dist/cli.js', 'migrate', 'up']);
-    t.is(migrate?.image, pod.containers[0]!.image);
+    const job = one(manifests, 'Job') as unknown as Job;
+    const migrate = job.spec!.template.spec!.containers[0]!;
+    t.deepEqual(migrate.command, ['node', 'dist/cli.js', 'migrate', 'up']);
+    t.is(migrate.image, pod.containers[0]!.image);
+    t.is(migrate.envFrom?.[0]?.configMapRef?.name, pod.containers[0]!.envFrom?.[0]?.configMapRef?.name);
+    t.is(job.spec!.template.spec!.restartPolicy, 'Never');
+    t.true((job.spec!.activeDeadlineSeconds ?? 0) > 0);
+    t.is(job.metadata?.annotations?.['argocd.argoproj.io/hook'], 'PreSync');
+    // No pod of the Deployment migrates: each waits for the Job's schema instead.
+    t.falsy(pod.initContainers?.length);
+    t.is((one(withoutDashboard(manifests), 'ConfigMap') as unknown as { data: Record<string, string> }).data.APP_MIGRATIONS, 'wait');
   });
 
   test(`${variant}: secrets are files of the mounted Secret, never environment values; settings from the generated ConfigMap`, (t) => {
@@ -148,9 +165,13 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     const selector = deployment.spec!.selector.matchLabels!;
     t.true(Object.keys(selector).length > 0);
     const budget = one(manifests, 'PodDisruptionBudget') as unknown as PodDisruptionBudget;
-    t.deepEqual(budget.spec?.selector?.matchLabels, selector);
-    for (const service of manifests.filter((manifest) => manifest.kind === 'Service') as unknown as Service[]) {
-      t.deepEqual(service.spec?.selector, selector);
+    const selectors = [selector, budget.spec?.selector?.matchLabels, ...(manifests.filter((manifest) => manifest.kind === 'Service') as unknown as Service[]).map((service) => service.spec?.selector)];
+    for (const each of selectors) {
+      t.true(selects(each, podLabels(manifests, 'Deployment')));
+    }
+    // The migrate Job's pod serves nothing: no Service routes to it, no budget counts it.
+    for (const each of selectors.slice(1)) {
+      t.false(selects(each, podLabels(manifests, 'Job')));
     }
     const spread = deployment.spec!.template.spec!.topologySpreadConstraints ?? [];
     t.deepEqual(spread.map((constraint) => constraint.topologyKey).sort(), ['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);

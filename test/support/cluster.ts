@@ -56,10 +56,10 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs:
  * port found free can be taken before the primary binds it (any process's outgoing connection may
  * get it as its local port): then the primary refuses it in one line, and new ports are tried.
  */
-export async function startCluster(databaseUrl: string, instances: number, env: Record<string, string> = {}): Promise<TestCluster> {
+export async function startCluster(databaseUrl: string, instances: number, env: Record<string, string> = {}, cli?: string): Promise<TestCluster> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await startClusterOnFreePorts(databaseUrl, instances, env);
+      return await startClusterOnFreePorts(databaseUrl, instances, env, cli);
     } catch (error) {
       if (attempt >= 3 || !/ is already in use/.test((error as Error).message)) {
         throw error;
@@ -68,11 +68,12 @@ export async function startCluster(databaseUrl: string, instances: number, env: 
   }
 }
 
-async function startClusterOnFreePorts(databaseUrl: string, instances: number, env: Record<string, string>): Promise<TestCluster> {
+/** `cli`: another release's src/cli.ts to run instead of this one's (test/support/previousRelease.ts). */
+async function startClusterOnFreePorts(databaseUrl: string, instances: number, env: Record<string, string>, cli?: string): Promise<TestCluster> {
   const port = await freePort();
   const metricsPort = await freePort();
   let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), 'serve'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', cli ?? join(root, 'src', 'cli.ts'), 'serve'], {
     cwd: root,
     env: {
       ...process.env,

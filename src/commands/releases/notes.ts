@@ -59,7 +59,7 @@ export const RELEASES: ReleaseNotes[] = [
       { change: 'PostgreSQL older than 14 is refused at start', action: 'Upgrade the database server first' },
       {
         change: 'Migration 20261125000100 rebuilds the audit_events indexes on action, actor, resource and request in time order',
-        action: "Plan the upgrade's window on a large audit log: it builds them under the advisory lock, about 3 s per million events on 2 cores, and audit writes wait meanwhile",
+        action: "Plan the upgrade's window on a large audit log: landed before ADR 0125, it builds them without CONCURRENTLY, about 3 s per million events on 2 cores, and audit writes of both releases wait for it during the rollout; run the migrate Job in a quiet hour (later index builds run CONCURRENTLY)",
       },
       {
         change: 'Strict command line: unknown flags and missing values exit 2; --help never acts; tab-separated lists became aligned tables',
@@ -79,6 +79,10 @@ export const RELEASES: ReleaseNotes[] = [
       {
         change: 'The Kubernetes kit mounts its secrets as files from a secretGenerator instead of the Secret backplane as variables',
         action: "Write the files into deploy/kubernetes/overlays/production/secrets/ from your Secret's values (same keys) before applying; delete the old Secret after the rollout",
+      },
+      {
+        change: 'Kubernetes kit: migrations run once per rollout in the Job backplane-migrate, not in an init container of every pod; pods wait for them (APP_MIGRATIONS=wait)',
+        action: 'Before each kubectl apply, delete the finished Job (its template is immutable); Argo CD does it through the PreSync hook',
       },
     ],
   },

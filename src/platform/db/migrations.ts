@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { Umzug, type UmzugStorage } from 'umzug';
 import { packageRoot } from '../packageRoot.ts';
+import { appliedWithoutTransaction, ensureLedgerRecordsTransactions } from './migrationLedger.ts';
+import { ONLINE_MIGRATION_DEFAULTS, type OnlineMigrationOptions, applyInTransaction, applyWithoutTransaction, runsInTransaction } from './onlineMigration.ts';
 
 export const migrationsDir = join(packageRoot, 'migrations');
 
@@ -23,6 +25,8 @@ export interface MigrationStatus {
   pendingNames: string[];
   /** Versions applied in the database that this code does not know: the database is ahead. */
   unknown: number[];
+  /** Applied (per the ledger) or pending (per the file) migrations that run outside a transaction. */
+  noTransaction: string[];
 }
 
 export function listMigrationFiles(dir = migrationsDir): MigrationFile[] {
@@ -43,7 +47,7 @@ const selectAppliedSql = `
 select version::text as version, name from schema_migrations order by version`;
 
 const insertAppliedSql = `
-insert into schema_migrations (version, name) values ($1, $2)`;
+insert into schema_migrations (version, name, transactional) values ($1, $2, $3)`;
 
 export async function appliedVersions(db: pg.ClientBase | pg.Pool): Promise<number[]> {
   const exists = await db.query<{ found: boolean }>(`select to_regclass('schema_migrations') is not null as found`);
@@ -64,6 +68,7 @@ export async function migrationStatus(db: pg.ClientBase | pg.Pool, files = listM
     pending: pendingFiles.length,
     pendingNames: pendingFiles.map((file) => file.name),
     unknown: [...applied].filter((version) => !known.has(version)),
+    noTransaction: [...(await appliedWithoutTransaction(db)), ...pendingFiles.filter((file) => !runsInTransaction(readFileSync(file.path, 'utf8'))).map((file) => file.name)],
   };
 }
 
@@ -82,14 +87,16 @@ function ledger(client: pg.ClientBase, files: MigrationFile[]): UmzugStorage {
 }
 
 /**
- * Applies pending migrations in order, each in its own transaction with its ledger row, under an
- * advisory lock. Returns the names applied.
+ * Applies pending migrations in order, each in its own transaction with its ledger row (or
+ * statement by statement when marked `-- backplane:no-transaction`), with a lock timeout and a
+ * retry (ADR 0125), under an advisory lock. Returns the names applied.
  */
-export async function migrateUp(pool: pg.Pool, files = listMigrationFiles()): Promise<string[]> {
+export async function migrateUp(pool: pg.Pool, files = listMigrationFiles(), online: OnlineMigrationOptions = ONLINE_MIGRATION_DEFAULTS): Promise<string[]> {
   const client = await pool.connect();
   try {
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     await client.query(createLedgerSql);
+    await ensureLedgerRecordsTransactions(client);
     const umzug = new Umzug({
       logger: undefined,
       storage: ledger(client, files),
@@ -98,13 +105,11 @@ export async function migrateUp(pool: pg.Pool, files = listMigrationFiles()): Pr
         path: file.path,
         async up() {
           const sql = readFileSync(file.path, 'utf8');
-          await client.query('begin');
+          const transactional = runsInTransaction(sql);
+          const record = () => client.query(insertAppliedSql, [file.version, file.name, transactional]);
           try {
-            await client.query(sql);
-            await client.query(insertAppliedSql, [file.version, file.name]);
-            await client.query('commit');
+            await (transactional ? applyInTransaction : applyWithoutTransaction)(client, sql, record, online);
           } catch (error) {
-            await client.query('rollback');
             throw new Error(`migration ${file.name} failed`, { cause: error });
           }
         },
