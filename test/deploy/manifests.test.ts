@@ -140,8 +140,13 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     t.true(config.metadata.name.startsWith('backplane-config'));
     t.is(server.envFrom?.[0]?.configMapRef?.name, config.metadata.name);
     t.truthy((config as unknown as { data: Record<string, string> }).data.APP_TRUSTED_PROXIES);
-    const migrate = pod.initContainers?.find((container) => container.name === 'migrate');
-    t.is(migrate?.env?.find((entry) => entry.name === 'DATABASE_URL_FILE')?.value, `${mount?.mountPath}/DATABASE_URL`);
+    // The migrate Job reads the same file from the same Secret.
+    const job = podSpec(manifests, 'Job');
+    const migrate = job.containers[0]!;
+    const jobMount = migrate.volumeMounts?.find((entry) => entry.name === job.volumes?.find((volume) => volume.secret)?.name);
+    t.is(job.volumes?.find((volume) => volume.secret)?.secret?.secretName, secretVolume?.secret?.secretName);
+    t.truthy(jobMount?.readOnly);
+    t.is(migrate.env?.find((entry) => entry.name === 'DATABASE_URL_FILE')?.value, `${jobMount?.mountPath}/DATABASE_URL`);
   });
 
   test(`${variant}: the metrics port admits the monitoring namespace only; the API port the cluster`, (t) => {
