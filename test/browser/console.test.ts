@@ -183,10 +183,9 @@ browserTest('maintenance: switched on, the console still loads and signs in, and
     await waitFor(async () => ((await rootStatus()) === 503 ? true : undefined), 15_000, 'maintenance on every instance');
   }
 
-  // A reload forgets the token (memory only); a fragment token signs in again, and leaves the address bar.
+  // A reload keeps the tab's session (sessionStorage); a fragment token signs in too, and leaves the address bar.
   await page.reload({ waitUntil: 'load' });
-  await page.waitForSelector('#password-form:not([hidden])', WAIT);
-  t.true(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
+  await page.waitForSelector('#nav:not([hidden])', WAIT);
   await page.goto(`${cluster.url}/console#token=${apiAdmin.token}`, { waitUntil: 'load' });
   await page.waitForSelector('#nav:not([hidden])', WAIT);
   t.false(page.url().includes(apiAdmin.token));
@@ -258,7 +257,7 @@ browserTest('incident pages: a failed run retried, a blocked email cleared and s
 });
 
 browserTest('at phone width the pages fit the screen (wide tables scroll inside their card)', async (t) => {
-  // Width only: switching isMobile reloads the page, and a reload forgets the token.
+  // Width only: switching isMobile reloads the page.
   await page.setViewport({ width: 390, height: 844 });
   for (const id of ['instances', 'jobs', 'settings', 'audit', 'ratelimits', 'accounts']) {
     await openPage(id);
@@ -310,7 +309,9 @@ browserTest('/docs: the reference lists the operations, with Authorize for a bea
   t.deepEqual(docsErrors, []);
 });
 
-browserTest('a recovery code signs in too; sign out forgets the token and ends the sign-in on the server', async (t) => {
+browserTest('a recovery code signs in too; a reload stays signed in; sign out forgets the token and ends the sign-in on the server', async (t) => {
+  // The tab's stored session from the tests before is dropped, as a new tab would start.
+  await page.evaluate('window.sessionStorage.clear()');
   await page.goto(`${cluster.url}/console`, { waitUntil: 'load' });
   await page.type('#password-form [name="email"]', admin.email);
   await page.type('#password-form [name="password"]', PASSWORD);
@@ -323,7 +324,13 @@ browserTest('a recovery code signs in too; sign out forgets the token and ends t
   await page.waitForSelector('#nav:not([hidden])', WAIT);
   const open = async () => Number((await db.pool.query(`select count(*) from sessions s join accounts a on a.id = s.account_id where a.email = $1 and s.revoked_at is null`, [admin.email])).rows[0].count);
   const before = await open();
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForSelector('#nav:not([hidden])', WAIT);
+  t.true((await page.$eval('#who', (element) => element.textContent!)).includes(admin.email));
   await page.click('#sign-out');
+  await page.waitForSelector('#password-form:not([hidden])', WAIT);
+  t.true(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
+  await page.reload({ waitUntil: 'load' });
   await page.waitForSelector('#password-form:not([hidden])', WAIT);
   t.true(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
   await waitFor(async () => ((await open()) === before - 1 ? true : undefined), 15_000, 'the session to be revoked');
