@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { changedBy } from '../../platform/caller.ts';
 import { routeDefiner } from '../../platform/http/route.ts';
-import { timestamp } from '../../platform/http/schemas.ts';
+import { UNSTORABLE_TEXT_MESSAGE, isStorableText, timestamp } from '../../platform/http/schemas.ts';
 import type { AuthRouteDeps } from './routeDeps.ts';
 
 const Account = z.object({
@@ -14,15 +14,20 @@ const Account = z.object({
 });
 
 const AccountParams = z.object({ id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be an account id').meta({ examples: ['0b5e7c1a-6d2f-4c8e-9a51-3f0d2b7c9e14'] }) });
-const RoleParams = AccountParams.extend({ role: z.string().max(100).meta({ examples: ['ops_viewer'] }) });
+const RoleName = z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'must be a role name');
+const RoleParams = AccountParams.extend({ role: RoleName.meta({ examples: ['ops_viewer'] }) });
 const Reason = z.strictObject({ reason: z.string().trim().min(1, 'a reason is required').max(500) });
 
 const ListQuery = z.strictObject({
-  email: z.string().max(254).optional().describe('Part of the address, any case'),
-  role: z.string().max(100).optional().describe('Only accounts holding this role'),
+  email: z.string().max(254).refine(isStorableText, UNSTORABLE_TEXT_MESSAGE).optional().describe('Part of the address, any case'),
+  role: RoleName.optional().describe('Only accounts holding this role'),
   locked: z.enum(['true', 'false']).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().regex(/^[A-Za-z0-9_-]{1,700}$/, 'must be a cursor returned by a previous page').optional(),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,700}$/, 'must be a cursor returned by a previous page')
+    .refine((cursor) => isStorableText(Buffer.from(cursor, 'base64url').toString()), 'must be a cursor returned by a previous page')
+    .optional(),
 });
 
 const defineRoute = routeDefiner<AuthRouteDeps>();
