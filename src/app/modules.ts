@@ -20,7 +20,7 @@ import { type Module, type Started, routesOf } from '../platform/module.ts';
 import type { Config } from './config.ts';
 import { encryptionKeyText, openSecretBox } from './encryptionKey.ts';
 import { canStillSignIn, identityAccounts, providerSignIn } from './identities.ts';
-import { settingsRateLimits, signInAttempts } from './rateLimits.ts';
+import { coveredRateLimitKeys, settingsRateLimits, signInAttempts } from './rateLimits.ts';
 import { RETENTION_TARGETS, auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import type { Platform } from './platform.ts';
 import { testJobDefinitions } from './testJobs.ts';
@@ -123,6 +123,7 @@ export async function createModules(config: Config, platform: Platform, options:
       decisionTimeoutMs: options.rateLimitTimeoutMs,
       // Until every running instance has counted this one, deciding alone grants nothing (ADR 0020, amended 2026-11-26).
       liveInstances: releases.shareDivisor,
+      ops: { pool, listener, recordAudit, keysOf: coveredRateLimitKeys },
     });
     const auth = await add(authModule, {
       pool,

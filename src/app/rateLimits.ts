@@ -2,6 +2,8 @@ import type { Worker } from 'node:cluster';
 import type client from 'prom-client';
 import { type AttemptLimits, normalizeEmail } from '../modules/auth/index.ts';
 import {
+  type CoveredKey,
+  type RateLimitSubject,
   DEFAULT_DECISION_TIMEOUT_MS,
   createPodDecisions,
   createStatementMetrics,
@@ -11,6 +13,7 @@ import {
   type LimiterName,
   type RateLimitSettings,
   type RateLimiter,
+  addressKey,
   mfaChangeKey,
   signInAddressKey,
   signInKey,
@@ -18,6 +21,7 @@ import {
 } from '../modules/ratelimit/index.ts';
 import type { SettingsReader } from '../modules/settings/index.ts';
 import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
+import { normaliseAddress } from '../platform/http/clientAddress.ts';
 
 /** Connections reserved for rate-limit decisions by default (DATABASE_RATELIMIT_POOL_SIZE), by the pod's primary or each instance: the statements kept in flight. */
 export const RATE_LIMIT_CONNECTIONS = 4;
@@ -125,4 +129,28 @@ export function signInAttempts(limiter: RateLimiter<LimiterName>): AttemptLimits
     },
     spendMfaChange: (accountId) => spendAttempt(limiter, 'auth_mfa', mfaChangeKey(accountId)),
   };
+}
+
+/**
+ * The keys of the limits an operator's email and/or address fall under, as spendSignIn and the
+ * per-address limit compute them (ADR 0128): the operator names them, the keys stay hashed.
+ */
+export function coveredRateLimitKeys(subject: RateLimitSubject): CoveredKey[] | { invalid: 'email' | 'address' } {
+  let normalized: string | undefined;
+  if (subject.email !== undefined) {
+    try {
+      normalized = normalizeEmail(subject.email);
+    } catch {
+      return { invalid: 'email' };
+    }
+  }
+  const address = subject.address === undefined ? undefined : normaliseAddress(subject.address);
+  if (subject.address !== undefined && address === undefined) {
+    return { invalid: 'address' };
+  }
+  return [
+    ...(normalized !== undefined && address !== undefined ? [{ limiter: 'auth_login', key: signInKey(normalized, address), covers: 'email_and_address' } as const] : []),
+    ...(normalized !== undefined ? [{ limiter: 'auth_login_address', key: signInAddressKey(normalized), covers: 'email' } as const] : []),
+    ...(address !== undefined ? [{ limiter: 'auth_ip', key: addressKey(address), covers: 'address' } as const] : []),
+  ];
 }

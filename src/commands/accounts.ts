@@ -1,5 +1,5 @@
 import { CLI_ACTOR, recordAuditEvent } from '../modules/audit/index.ts';
-import { createAccount, grantRoleBy, listAccounts, setAccountLockedByEmail, withRoleChange } from '../modules/auth/index.ts';
+import { createAccount, grantRoleBy, listAccounts, lockAccountBy, withRoleChange } from '../modules/auth/index.ts';
 import { withTransaction } from '../platform/db/transaction.ts';
 import { type Flags, UsageError, flag, flagList, hasFlag, requiredFlag } from './args.ts';
 import { withDatabase } from './database.ts';
@@ -56,17 +56,8 @@ export async function accounts(flags: Flags): Promise<number> {
     const locked = action === 'lock';
     const account = await withDatabase(
       (pool) =>
-        withTransaction(pool, async (tx) => {
-          const changed = await setAccountLockedByEmail(tx, email, locked);
-          await recordAuditEvent(tx, {
-            action: locked ? 'auth.account.locked' : 'auth.account.unlocked',
-            actor: CLI_ACTOR,
-            resource: { type: 'account', id: changed.id },
-            outcome: 'success',
-            metadata: { email: changed.emailNormalized, ...(flag(flags, 'reason') ? { reason: flag(flags, 'reason') } : {}) },
-          });
-          return changed;
-        }),
+        // The same operation as POST /ops/accounts/{id}/lock (ADR 0128).
+        withTransaction(pool, (tx) => lockAccountBy(tx, recordAuditEvent, { email }, locked, flag(flags, 'reason'), { actor: CLI_ACTOR })),
       { migrate: true },
     );
     // Every instance refuses its tokens within about a second (ADR 0064).

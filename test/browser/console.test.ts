@@ -183,10 +183,9 @@ browserTest('maintenance: switched on, the console still loads and signs in, and
     await waitFor(async () => ((await rootStatus()) === 503 ? true : undefined), 15_000, 'maintenance on every instance');
   }
 
-  // A reload forgets the token (memory only); a fragment token signs in again, and leaves the address bar.
+  // A reload keeps the tab's session (sessionStorage); a fragment token signs in too, and leaves the address bar.
   await page.reload({ waitUntil: 'load' });
-  await page.waitForSelector('#password-form:not([hidden])', WAIT);
-  t.true(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
+  await page.waitForSelector('#nav:not([hidden])', WAIT);
   await page.goto(`${cluster.url}/console#token=${apiAdmin.token}`, { waitUntil: 'load' });
   await page.waitForSelector('#nav:not([hidden])', WAIT);
   t.false(page.url().includes(apiAdmin.token));
@@ -214,10 +213,53 @@ browserTest('audit, retention and rate limits pages render', async (t) => {
   t.deepEqual(errors, []);
 });
 
+browserTest('incident pages: a failed run retried, a blocked email cleared and signing in, an account locked', async (t) => {
+  const accepted = await sendJson('POST', `${cluster.url}/ops/jobs/definitions/test_fail/run`, {}, bearer(apiAdmin.token));
+  const { id } = (await accepted.json()) as { id: string };
+  await waitFor(async () => ((await db.pool.query(`select 1 from job_runs where id = $1 and state = 'failed'`, [id])).rowCount ? true : undefined), 30_000, 'the run to fail');
+  await openPage('jobs');
+  await clickRow(`tr[data-run="${id}"] button[data-action="attempts"]`);
+  await until(`document.querySelectorAll('#run-attempts [data-attempt]').length === 2`);
+  await shot('jobs-runs');
+  await clickRow(`tr[data-run="${id}"] button[data-action="retry"]`);
+  await answerDialog({ reason: 'browser test: the upstream is back' });
+  await dialogClosed();
+  await waitFor(
+    async () => ((await db.pool.query(`select 1 from audit_events where action = 'jobs.run.retried' and metadata->>'retry_of' = $1`, [id])).rowCount ? true : undefined),
+    10_000,
+    'the retry',
+  );
+
+  const person = await accountWithPassword(db.pool);
+  for (let attempt = 0; attempt < 10; attempt += 1) {
+    await signIn(cluster.url, person.email, 'wrong');
+  }
+  t.is((await signIn(cluster.url, person.email)).status, 429);
+  await openPage('ratelimits');
+  await page.type('#limits-form [name="email"]', person.email);
+  await page.type('#limits-form [name="address"]', '127.0.0.1');
+  await page.click('#limits-form button[type="submit"]');
+  await until(`document.getElementById('limits-state')?.textContent === 'Blocked'`);
+  await shot('rate-limits-blocked');
+  await page.click('button[data-action="clear-limits"]');
+  await answerDialog({ reason: 'browser test: the customer called' });
+  await until(`document.getElementById('limits-state')?.textContent === 'Not blocked'`);
+  await waitFor(async () => ((await signIn(cluster.url, person.email)).status === 200 ? true : undefined), 5_000, 'signing in after the clearing');
+
+  await openPage('accounts');
+  await clickRow(`tr[data-account="${person.email}"] button[data-action="lock"]`);
+  await answerDialog({ reason: 'browser test: credentials leaked' });
+  await dialogClosed();
+  await until(`document.querySelector('tr[data-account="${person.email}"] button[data-action="unlock"]') !== null`);
+  await shot('accounts');
+  t.is((await db.pool.query(`select 1 from accounts where id = $1 and locked_at is not null`, [person.id])).rowCount, 1);
+  t.deepEqual(errors, []);
+});
+
 browserTest('at phone width the pages fit the screen (wide tables scroll inside their card)', async (t) => {
-  // Width only: switching isMobile reloads the page, and a reload forgets the token.
+  // Width only: switching isMobile reloads the page.
   await page.setViewport({ width: 390, height: 844 });
-  for (const id of ['instances', 'jobs', 'settings', 'audit']) {
+  for (const id of ['instances', 'jobs', 'settings', 'audit', 'ratelimits', 'accounts']) {
     await openPage(id);
     if (id === 'audit') {
       await page.waitForSelector('#audit-results svg.chart', WAIT);
@@ -274,7 +316,9 @@ browserTest('/docs: the reference lists the operations by tag, with parameters, 
   t.deepEqual(docsErrors, []);
 });
 
-browserTest('a recovery code signs in too; sign out forgets the token and ends the sign-in on the server', async (t) => {
+browserTest('a recovery code signs in too; a reload stays signed in; sign out forgets the token and ends the sign-in on the server', async (t) => {
+  // The tab's stored session from the tests before is dropped, as a new tab would start.
+  await page.evaluate('window.sessionStorage.clear()');
   await page.goto(`${cluster.url}/console`, { waitUntil: 'load' });
   await page.type('#password-form [name="email"]', admin.email);
   await page.type('#password-form [name="password"]', PASSWORD);
@@ -287,7 +331,13 @@ browserTest('a recovery code signs in too; sign out forgets the token and ends t
   await page.waitForSelector('#nav:not([hidden])', WAIT);
   const open = async () => Number((await db.pool.query(`select count(*) from sessions s join accounts a on a.id = s.account_id where a.email = $1 and s.revoked_at is null`, [admin.email])).rows[0].count);
   const before = await open();
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForSelector('#nav:not([hidden])', WAIT);
+  t.true((await page.$eval('#who', (element) => element.textContent!)).includes(admin.email));
   await page.click('#sign-out');
+  await page.waitForSelector('#password-form:not([hidden])', WAIT);
+  t.true(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
+  await page.reload({ waitUntil: 'load' });
   await page.waitForSelector('#password-form:not([hidden])', WAIT);
   t.true(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
   await waitFor(async () => ((await open()) === before - 1 ? true : undefined), 15_000, 'the session to be revoked');

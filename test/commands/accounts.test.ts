@@ -112,5 +112,5 @@ test.serial('the CLI is the operator, who holds every permission: the rule of th
   t.is((await db.pool.query(`select 1 from accounts where email_normalized = 'half@example.com'`)).rowCount, 0);
 
   t.deepEqual([...(await heldPermissions(db.pool, CLI_ACTOR))].sort(), [...PERMISSIONS].sort());
-  t.deepEqual(await permissionsNotHeld(db.pool, { kind: 'system', id: 'scheduler', label: 'system:scheduler' }, [], ['ops.*.read']), ['ops.audit.read', 'ops.jobs.read', 'ops.releases.read', 'ops.roles.read', 'ops.settings.read', 'ops.system.read']);
+  t.deepEqual(await permissionsNotHeld(db.pool, { kind: 'system', id: 'scheduler', label: 'system:scheduler' }, [], ['ops.*.read']), ['ops.accounts.read', 'ops.audit.read', 'ops.jobs.read', 'ops.ratelimits.read', 'ops.releases.read', 'ops.roles.read', 'ops.settings.read', 'ops.system.read']);
 });

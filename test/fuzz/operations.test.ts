@@ -26,6 +26,7 @@ const WRITTEN_BY_AUTH_REFUSAL = new Set(['audit_events']);
 // The audit rollups follow audit_events (checked above) in the writer's transaction and in the audit_rollup job.
 const BACKGROUND = new Set([
   'job_runs',
+  'job_run_attempts',
   'job_consumers',
   'release_instances',
   'schema_migrations',

@@ -71,6 +71,30 @@ try {
   await call('POST /ops/jobs/definitions/{job}/run', '/ops/jobs/definitions/ratelimit_cleanup/run', { token });
   await call('GET /ops/jobs/overview', '/ops/jobs/overview', { token });
   await call('GET /ops/jobs/runs', '/ops/jobs/runs?limit=2', { token });
+  // A failed run with its attempt, as a worker records them, for the run's detail and its retry.
+  const failedRun = (
+    await pool.query<{ id: string }>(
+      `insert into job_runs (job, trigger, queue, max_attempts, state, attempts, instance_id, started_at, finished_at, error)
+       values ('retention', 'manual', 'default', 1, 'failed', 1, $1, now() - interval '2 seconds', now(), 'query_canceled: statement timeout') returning id::text`,
+      [instance.id],
+    )
+  ).rows[0]!.id;
+  await pool.query(
+    `insert into job_run_attempts (run_id, attempt, instance_id, started_at, finished_at, outcome, error)
+     values ($1, 1, $2, now() - interval '2 seconds', now(), 'failed', 'query_canceled: statement timeout')`,
+    [failedRun, instance.id],
+  );
+  await call('GET /ops/jobs/runs/{id}', `/ops/jobs/runs/${failedRun}`, { token });
+  await call('POST /ops/jobs/runs/{id}/retry', `/ops/jobs/runs/${failedRun}/retry`, { token, body: { reason: 'INC-77: the database is back' } });
+  await call('POST /ops/jobs/runs/{id}/retry', '/ops/jobs/runs/999999/retry', { token, body: { reason: 'a run that does not exist' } });
+  await call('GET /ops/ratelimits', '/ops/ratelimits?email=ada%40example.com&address=203.0.113.9', { token });
+  await call('GET /ops/ratelimits', '/ops/ratelimits?email=not-an-email', { token });
+  await call('DELETE /ops/ratelimits', '/ops/ratelimits?email=ada%40example.com&address=203.0.113.9', { token, body: { reason: 'INC-78: the customer called support' } });
+  await call('GET /ops/accounts', '/ops/accounts?limit=2', { token });
+  await call('POST /ops/accounts/{id}/lock', `/ops/accounts/${user.id}/lock`, { token, body: { reason: 'INC-79: credentials leaked' } });
+  await call('POST /ops/accounts/{id}/unlock', `/ops/accounts/${user.id}/unlock`, { token, body: { reason: 'INC-79: password reset' } });
+  await call('PUT /ops/accounts/{id}/roles/{role}', `/ops/accounts/${user.id}/roles/ops_viewer`, { token, body: { reason: 'on call this week' } });
+  await call('DELETE /ops/accounts/{id}/roles/{role}', `/ops/accounts/${user.id}/roles/ops_viewer`, { token, body: { reason: 'the week is over' } });
   await call('GET /ops/releases/instances', '/ops/releases/instances', { token });
   await call('GET /ops/retention', '/ops/retention', { token });
   await call('PUT /ops/roles/{name}', '/ops/roles/support', { token, body: { permissions: ['ops.audit.read', 'ops.system.read'], reason: 'support reads the audit log' } });

@@ -1,5 +1,15 @@
-// The session lives in this module's memory only: nothing is written to storage or cookies.
+// The session lives in this module's memory and, so a reload keeps it, in this tab's sessionStorage
+// (gone with the tab, never shared with another tab, never sent anywhere); sign-out removes it (ADR 0100, amended 2026-11-26).
 let session;
+const STORED = 'backplane.console.session';
+
+function store(current) {
+  try {
+    window.sessionStorage.setItem(STORED, JSON.stringify({ token: current.token, refreshToken: current.refreshToken ?? null }));
+  } catch {
+    // Storage refused (private mode, quota): the session stays in memory, as before.
+  }
+}
 
 export class ProblemError extends Error {
   constructor(status, problem) {
@@ -14,6 +24,21 @@ export const currentSession = () => session;
 
 export function endSession() {
   session = undefined;
+  try {
+    window.sessionStorage.removeItem(STORED);
+  } catch {
+    // Nothing was stored.
+  }
+}
+
+/** The tokens this tab stored before a reload, if any. */
+export function storedSession() {
+  try {
+    const stored = JSON.parse(window.sessionStorage.getItem(STORED) ?? 'null');
+    return stored && typeof stored.token === 'string' ? stored : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function send(method, path, body, token) {
@@ -41,6 +66,9 @@ function refreshTokens(current) {
     .then(({ data }) => {
       current.token = data.access_token;
       current.refreshToken = data.refresh_token;
+      if (current === session) {
+        store(current);
+      }
       return true;
     })
     .catch(() => false)
@@ -84,7 +112,21 @@ export async function signInWithSecondFactor(challenge, code, isRecovery) {
 export async function startSession(token, refreshToken, onExpired) {
   const { data: me } = await send('GET', '/auth/me', undefined, token);
   session = { token, refreshToken, me, permissions: new Set(me.permissions || []), onExpired };
+  store(session);
   return session;
+}
+
+/** After a reload: the stored session, its pair renewed once when the access token has expired meanwhile. */
+export async function resumeSession(stored, onExpired) {
+  try {
+    return await startSession(stored.token, stored.refreshToken ?? undefined, onExpired);
+  } catch (error) {
+    const pair = { token: stored.token, refreshToken: stored.refreshToken };
+    if (error instanceof ProblemError && error.status === 401 && pair.refreshToken && (await refreshTokens(pair))) {
+      return startSession(pair.token, pair.refreshToken, onExpired);
+    }
+    throw error;
+  }
 }
 
 export const may = (permission) => Boolean(session?.permissions.has(permission));

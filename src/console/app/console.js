@@ -1,4 +1,4 @@
-import { ProblemError, currentSession, endSession, may, signInWithPassword, signInWithSecondFactor, signOut, startSession } from './api.js';
+import { ProblemError, currentSession, endSession, may, resumeSession, signInWithPassword, signInWithSecondFactor, signOut, startSession, storedSession } from './api.js';
 import { PAGES } from './pages.js';
 import { h, showProblem } from './ui.js';
 
@@ -58,9 +58,10 @@ function open(page) {
   }
 }
 
-async function begin(token, refreshToken) {
+async function begin(token, refreshToken, stored) {
   try {
-    const session = await startSession(token, refreshToken, () => showSignIn('The session has ended: sign in again.'));
+    const expired = () => showSignIn('The session has ended: sign in again.');
+    const session = stored ? await resumeSession(stored, expired) : await startSession(token, refreshToken, expired);
     byId('sign-in').hidden = true;
     byId('sign-out').hidden = false;
     byId('refresh').hidden = false;
@@ -147,5 +148,11 @@ function takeFragmentToken() {
 // A #token= link opened in a tab already showing the console changes only the fragment: no reload.
 window.addEventListener('hashchange', takeFragmentToken);
 if (!takeFragmentToken() && !currentSession()) {
-  showSignIn();
+  // A reload keeps the tab's session; a stored token that no longer works shows the sign-in.
+  const stored = storedSession();
+  if (stored) {
+    void begin(undefined, undefined, stored);
+  } else {
+    showSignIn();
+  }
 }

@@ -1,6 +1,7 @@
 import { api, may } from './api.js';
 import { askInDialog, badge, bytes, h, reasonInput, showProblem, table, toast, when } from './ui.js';
 import { auditPage } from './audit.js';
+import { accountsPage, instancesSideBySide, limitsLookupSection, runsSection } from './incidents.js';
 
 const GOOD = new Set(['ok', 'succeeded', 'running', 'enabled']);
 const ok = (status) => badge(status, GOOD.has(status) ? 'good' : status === 'queued' ? 'info' : 'bad');
@@ -15,14 +16,7 @@ async function instancesPage() {
     parts.push(
       section(
         `Instances (${instances.length} running)`,
-        table(instances, [
-          ['Instance', (i) => h('code', {}, i.instance_id)],
-          ['Version', (i) => i.version + (i.modified ? ' (modified)' : '')],
-          ['Running', (i) => ok(i.running ? 'running' : 'stopped')],
-          ['Host / pid', (i) => `${i.host} / ${i.pid}`],
-          ['Started', (i) => when(i.started_at)],
-          ['Last heartbeat', (i) => when(i.last_seen_at)],
-        ], (i) => ({ 'data-instance': i.instance_id })),
+        instancesSideBySide(instances),
       ),
     );
   } else {
@@ -46,7 +40,7 @@ async function instancesPage() {
           ['Check', (c) => c.name],
           ['Status', (c) => ok(c.status)],
           ['Took', (c) => `${c.duration_ms} ms`],
-          ['Detail', (c) => [c.error ?? '', c.since ? ` since ${new Date(c.since).toLocaleString()}` : ''].join('')],
+          ['Detail', (c) => [c.error ?? '', c.since ? ` since ${new Date(c.since).toISOString()}` : ''].join('')],
         ]),
         h('h3', {}, 'Database'),
         facts([
@@ -114,6 +108,7 @@ async function jobsPage(refresh) {
         ],
       ], (j) => ({ 'data-job': j.name })),
     ),
+    await runsSection(refresh),
   ];
 }
 
@@ -255,9 +250,12 @@ async function rateLimitsPage(refresh) {
   const alone = check
     ? check.status === 'ok'
       ? h('p', { id: 'ratelimit-state', class: 'banner good' }, `Instance ${system.instance.id} decides with the shared limits in PostgreSQL.`)
-      : h('p', { id: 'ratelimit-state', class: 'banner bad' }, `Instance ${system.instance.id} decides alone${check.since ? ` since ${new Date(check.since).toLocaleString()}` : ''}: ${check.error ?? ''}`)
+      : h('p', { id: 'ratelimit-state', class: 'banner bad' }, `Instance ${system.instance.id} decides alone${check.since ? ` since ${new Date(check.since).toISOString()}` : ''}: ${check.error ?? ''}`)
     : h('p', { class: 'hint' }, 'Whether an instance decides alone needs ops.system.read.');
-  return [section('Rate limits', alone, h('p', { class: 'hint' }, 'Refresh to ask again: each answer comes from whichever instance the connection reached.'), settingsTable(settings, refresh))];
+  return [
+    ...(may('ops.ratelimits.read') ? [await limitsLookupSection()] : []),
+    section('Rate limits', alone, h('p', { class: 'hint' }, 'Refresh to ask again: each answer comes from whichever instance the connection reached.'), settingsTable(settings, refresh)),
+  ];
 }
 
 /** Pages in the order of the navigation, each with the permission that shows it. */
@@ -269,4 +267,5 @@ export const PAGES = [
   { id: 'retention', title: 'Retention', permission: ['ops.settings.read'], render: retentionPage },
   { id: 'maintenance', title: 'Maintenance', permission: ['ops.settings.read'], render: maintenancePage },
   { id: 'ratelimits', title: 'Rate limits', permission: ['ops.settings.read'], render: rateLimitsPage },
+  { id: 'accounts', title: 'Accounts', permission: ['ops.accounts.read'], render: accountsPage },
 ];

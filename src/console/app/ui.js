@@ -45,8 +45,9 @@ export function when(value) {
   if (!value) {
     return '—';
   }
+  // UTC, ISO 8601, whatever the browser's locale: operators compare times with logs and each other.
   const date = new Date(value);
-  return h('time', { datetime: date.toISOString(), title: date.toISOString() }, date.toLocaleString());
+  return h('time', { datetime: date.toISOString(), title: date.toISOString() }, date.toISOString().replace(/\.\d{3}Z$/, 'Z'));
 }
 
 export function bytes(value) {

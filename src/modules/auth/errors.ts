@@ -20,6 +20,7 @@ export const authStatuses = {
   mfa_not_enabled: 409,
   mfa_setup_not_started: 409,
   account_locked: 403,
+  accounts_query_timeout: 503,
 } as const satisfies StatusTable;
 
 export type AuthErrorCode = keyof typeof authStatuses;

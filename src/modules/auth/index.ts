@@ -12,6 +12,8 @@ import { createGrantsCache } from './grantsCache.ts';
 import { type OpsMfaPolicy, createRouteGuard, identifyBearer } from './guard.ts';
 import { mfaRoutes } from './mfaRoutes.ts';
 import { createRoleChanges } from './roleChanges.ts';
+import { accountsRoutes } from './accountsRoutes.ts';
+import { createAccountOps } from './accountOps.ts';
 import { rolesRoutes } from './rolesRoutes.ts';
 import { authRoutes } from './routes.ts';
 import type { AttemptLimits } from './signIn.ts';
@@ -20,6 +22,7 @@ import { createKeyRing } from './keyRing.ts';
 import type { SigningKey } from './signingKeys.ts';
 
 export { createRoleChanges, type RoleChanges, type RecordRoleAudit } from './roleChanges.ts';
+export { lockAccountBy } from './accountOps.ts';
 // For backplane commands: role changes bounded by what the caller holds, as through the API.
 export { createRoleBy, grantRoleBy, withRoleChange } from './roleChanges.ts';
 export { type OpsMfaPolicy, bearerToken } from './guard.ts';
@@ -55,7 +58,7 @@ export interface AuthNeeds {
 /** Accounts, roles, sessions, two-factor sign-in and the bearer check of every route. */
 export const authModule = defineModule({
   name: 'auth',
-  routes: [...authRoutes, ...signInRoutes, ...mfaRoutes, ...rolesRoutes],
+  routes: [...authRoutes, ...signInRoutes, ...mfaRoutes, ...rolesRoutes, ...accountsRoutes],
   statuses: authStatuses,
   async create(needs: AuthNeeds) {
     const keys = await createKeyRing({ db: needs.pool, listener: needs.listener, logger: needs.logger, box: needs.secrets, pem: needs.jwtPrivateKey });
@@ -75,6 +78,7 @@ export const authModule = defineModule({
       routeDeps: {
         signIn: { pool: needs.pool, signingKey, secrets: needs.secrets, attempts: needs.attempts, recordAudit: needs.recordAudit },
         roles: createRoleChanges(needs.pool, needs.recordAudit),
+        accounts: createAccountOps(needs.pool, needs.recordAudit),
         keys,
       },
       close: () => {

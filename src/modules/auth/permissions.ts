@@ -10,6 +10,10 @@ export const PERMISSIONS = [
   'ops.jobs.run',
   'ops.roles.read',
   'ops.roles.write',
+  'ops.ratelimits.read',
+  'ops.ratelimits.write',
+  'ops.accounts.read',
+  'ops.accounts.write',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -6,7 +6,8 @@ import { withTransaction } from '../../platform/db/transaction.ts';
 import { AuthError } from './errors.ts';
 import { PERMISSIONS, effectivePermissions } from './permissions.ts';
 import { checkRoleName, normalizePermissions } from './service.ts';
-import { type Account, findAccountByEmail } from './store/accounts.ts';
+import { type Account, findAccountByEmail, findAccountById } from './store/accounts.ts';
+import { deleteGrant } from './store/accountList.ts';
 import { type Role, findRole, grantRole, insertRole, listRoles, loadAccountGrants, lockRole, updateRolePermissions } from './store/roles.ts';
 
 /** The audit trail: the RecordAudit port of src/app/, or the commands' recordAuditEvent (which returns the event id). */
@@ -162,6 +163,25 @@ export async function grantRoleBy(tx: Queryable, recordAudit: RecordRoleAudit, g
   await grantRole(tx, account.id, role.name);
   await recordAudit(tx, { action: 'auth.role.granted', actor: by.actor, resource: { type: 'account', id: account.id }, outcome: 'success', requestId: by.requestId, clientAddress: by.clientAddress, userAgent: by.userAgent, metadata });
   return account;
+}
+
+/** Takes a role from an account when `by` holds every permission the role grants; run it in withRoleChange. */
+export async function revokeRoleBy(tx: Queryable, recordAudit: RecordRoleAudit, revoke: { accountId: string; role: string; reason: string }, by: ChangedBy): Promise<boolean> {
+  const account = await findAccountById(tx, revoke.accountId);
+  if (!account) {
+    throw new AuthError('account_not_found', `There is no account ${revoke.accountId}.`);
+  }
+  const role = await findRole(tx, revoke.role);
+  if (!role) {
+    throw new AuthError('role_not_found', `There is no role ${revoke.role}.`);
+  }
+  const metadata = { role: role.name, email: account.emailNormalized ?? account.email, reason: revoke.reason };
+  await refuseUnheld(tx, by, role.permissions, [], { action: 'auth.role.revoke_denied', resource: { type: 'account', id: account.id }, metadata });
+  if (!(await deleteGrant(tx, account.id, role.name))) {
+    return false;
+  }
+  await recordAudit(tx, { action: 'auth.role.revoked', actor: by.actor, resource: { type: 'account', id: account.id }, outcome: 'success', requestId: by.requestId, clientAddress: by.clientAddress, userAgent: by.userAgent, metadata });
+  return true;
 }
 
 export function createRoleChanges(pool: pg.Pool, recordAudit: RecordRoleAudit) {

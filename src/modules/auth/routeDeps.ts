@@ -1,3 +1,4 @@
+import type { AccountOps } from './accountOps.ts';
 import type { KeyRing } from './keyRing.ts';
 import type { RoleChanges } from './roleChanges.ts';
 import type { SignInDeps } from './signIn.ts';
@@ -6,5 +7,6 @@ import type { SignInDeps } from './signIn.ts';
 export interface AuthRouteDeps {
   signIn: SignInDeps;
   roles: RoleChanges;
+  accounts: AccountOps;
   keys: Pick<KeyRing, 'publicJwks'>;
 }

@@ -2,6 +2,8 @@ import { AppError, type StatusTable } from '../../platform/errors.ts';
 
 export const jobsStatuses = {
   job_not_found: 404,
+  job_run_not_found: 404,
+  job_run_not_failed: 409,
   job_reason_required: 422,
   invalid_job_schedule: 422,
   job_definition_disabled: 409,

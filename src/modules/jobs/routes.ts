@@ -5,6 +5,7 @@ import { getDefinition, listDefinitionHistory, listDefinitions, listRuns } from 
 import { describeJobs } from './overview.ts';
 import type { JobsServiceDeps } from './ports.ts';
 import { requestRun } from './requestRun.ts';
+import { runRoutes } from './runRoutes.ts';
 import {
   Definition,
   DefinitionChange,
@@ -105,4 +106,5 @@ export const jobsRoutes = [
     problems: ['jobs_query_timeout'],
     handler: ({ query, deps }) => listRuns(deps, query),
   }),
+  ...runRoutes,
 ];

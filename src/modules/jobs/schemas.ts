@@ -138,3 +138,22 @@ export const Overview = z.object({
   ),
   failing: z.array(OverviewJob).describe('Jobs whose last run failed'),
 });
+
+export const RunParams = z.object({ id: z.string().regex(/^\d{1,18}$/, 'must be a run id').meta({ examples: ['42'] }) });
+
+export const Attempt = z.object({
+  attempt: int().describe('1 for the first attempt'),
+  instance_id: z.string().describe('The instance that ran it'),
+  started_at: timestamp(),
+  finished_at: timestamp().nullable().describe('Null while it runs'),
+  duration_ms: int().nullable(),
+  outcome: z.enum(['succeeded', 'failed', 'lost']).nullable().describe('lost: its instance stopped renewing the lease; null while it runs'),
+  error: z.string().nullable().describe('A code and a short message, for a failed or lost attempt'),
+});
+
+export const RunDetail = z.object({
+  run: Run,
+  attempts: z.array(Attempt).describe('First to last; an attempt released by a stopping instance is not listed (it did not count)'),
+});
+
+export const RetryRequest = z.strictObject({ reason: z.string().max(500).optional().describe('Why; required') });

@@ -5,6 +5,8 @@ import type { Decision } from './rules.ts';
 export const rateLimitStatuses = {
   rate_limited: 429,
   too_many_attempts: 429,
+  ratelimit_subject_invalid: 400,
+  ratelimit_reason_required: 422,
 } as const satisfies StatusTable;
 
 export type RateLimitErrorCode = keyof typeof rateLimitStatuses;

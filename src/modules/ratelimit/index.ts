@@ -8,6 +8,8 @@ import { POD_BATCHING } from './podClient.ts';
 import type { LimiterName, RateLimitSettings } from './limiters.ts';
 import { limitRequestsPerAddress, refuseKnownFloods } from './middleware.ts';
 import type { StatementRunner, TakeBuckets } from './store.ts';
+import { type RateLimitOpsNeeds, createRateLimitOps } from './opsService.ts';
+import { rateLimitOpsRoutes } from './opsRoutes.ts';
 
 export interface RateLimitNeeds {
   /**
@@ -23,6 +25,8 @@ export interface RateLimitNeeds {
   decisionTimeoutMs?: number;
   /** Running instances across the cluster as last read, once every one has counted this one (undefined until then): deciding alone, each grants its share. */
   liveInstances: () => number | undefined;
+  /** What the operator's lookup and clearing of limits use (ADR 0128). */
+  ops: RateLimitOpsNeeds;
 }
 
 /** The readiness entry: failing while this instance decides alone, never failing /readyz (ADR 0020). */
@@ -43,6 +47,7 @@ export { createStatementMetrics } from './metrics.ts';
 export { podBuckets, type PodChannel } from './podClient.ts';
 export { createPodDecisions, isPodTake, type PodDecisions } from './podDecisions.ts';
 export type { TakeBuckets } from './store.ts';
+export type { CoveredKey, RateLimitSubject } from './opsService.ts';
 export { DEFAULT_RATE_LIMITS, LIMITER_NAMES, addressKey, mfaChangeKey, signInAddressKey, signInKey, type LimiterName, type RateLimitSettings } from './limiters.ts';
 export { countsPerAddress, limitRequestsPerAddress, spendAttempt, type SpentAttempt } from './middleware.ts';
 export type { Decision, LimitSource, RateLimit } from './rules.ts';
@@ -51,7 +56,7 @@ export { type CountedBeat, type ShareCount, UNCOUNTED, countShares, shareDivisor
 /** Limits shared by every instance, decided in PostgreSQL (GCRA), with each instance's share when it must decide alone. */
 export const rateLimitModule = defineModule({
   name: 'ratelimit',
-  routes: [],
+  routes: rateLimitOpsRoutes,
   statuses: rateLimitStatuses,
   create(needs: RateLimitNeeds) {
     const limiter = createRateLimiter<LimiterName>({
@@ -87,7 +92,7 @@ export const rateLimitModule = defineModule({
         /** A flood's refusals, known from memory, answered before Koa. */
         refuseFromMemory: refuseKnownFloods(limiter),
       },
-      routeDeps: undefined,
+      routeDeps: createRateLimitOps(needs.ops, limiter, needs.limits, needs.logger),
       readiness: [readinessCheck],
       jobs: [ratelimitCleanupJob],
     };

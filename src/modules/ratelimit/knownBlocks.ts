@@ -39,6 +39,14 @@ export class KnownBlocks {
     this.until.clear();
   }
 
+  ids(): IterableIterator<string> {
+    return this.until.keys();
+  }
+
+  delete(id: string): void {
+    this.until.delete(id);
+  }
+
   private sweep(now: number): void {
     if (now - this.lastSweep < 1_000) {
       return;

@@ -1,9 +1,10 @@
-import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from '../../platform/metrics/registry.ts';
 import { withTimeout } from '../../platform/time.ts';
 import { AloneMode, decideAlone } from './alone.ts';
 import { type Deadlined, DeadlineQueue } from './deadlines.ts';
+import { bucketDigest } from './digest.ts';
+import { forgetKeys } from './forget.ts';
 import { mayStartStatement, scheduledFlushes } from './flushes.ts';
 import { KnownBlocks } from './knownBlocks.ts';
 import { LocalBuckets } from './localBuckets.ts';
@@ -58,6 +59,8 @@ export interface RateLimiter<N extends string = string> {
   warm(): Promise<void>;
   /** When this instance began deciding alone (the database failed or passed the bound); undefined while the database decides. */
   aloneSince(): Date | undefined;
+  /** Forgets what this instance holds of the keys with these digests (an operator cleared them); returns how many it held. */
+  forget(limiter: N, digests: Buffer[]): number;
 }
 
 interface Waiter extends Deadlined {
@@ -157,7 +160,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
   const digestOf = (state: LimiterState, key: string): Buffer => {
     let digest = state.digests.get(key);
     if (!digest) {
-      digest = hash('sha256', `${state.name}\0${key}`, 'buffer');
+      digest = bucketDigest(state.name, key);
       if (state.digests.size >= MAX_REMEMBERED_DIGESTS) {
         state.digests.clear();
       }
@@ -331,6 +334,11 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
 
   return {
     aloneSince: () => alone.since,
+    forget(name, digests) {
+      const state = stateOf(name);
+      const wanted = new Set(digests.map((digest) => digest.toString('hex')));
+      return forgetKeys(state, (id) => wanted.has(digestOf(state, id).toString('hex')));
+    },
     async warm() {
       await Promise.all(Array.from({ length: maxInFlight }, () => take('probe', PROBE_RULE, [], []).catch(() => undefined)));
     },

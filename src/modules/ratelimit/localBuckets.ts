@@ -58,6 +58,16 @@ export class LocalBuckets {
     }
   }
 
+  ids(): IterableIterator<string> {
+    return this.tats.keys();
+  }
+
+  /** Drops a key's bucket: the next take starts full. */
+  forget(key: string): void {
+    this.tats.delete(key);
+    this.reportedAt.delete(key);
+  }
+
   get size(): number {
     return this.tats.size;
   }

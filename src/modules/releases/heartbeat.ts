@@ -3,7 +3,8 @@ import { type ShareCount, UNCOUNTED, countShares, shareDivisor } from '../rateli
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { withTimeout } from '../../platform/time.ts';
-import { INSTANCES_CHANNEL, type InstanceRecord, beatInstance, markInstanceStopped, registerInstance } from './store.ts';
+import type { RuntimeSnapshots } from './runtimeSnapshot.ts';
+import { INSTANCES_CHANNEL, type InstanceRecord, beatInstance, markInstanceStopped, registerInstance, writeRuntimeSnapshot } from './store.ts';
 
 /** While this instance may not decide alone, it beats at least this often, so it becomes sure soon after the others counted it. */
 const UNSURE_BEAT_MS = 1_000;
@@ -30,6 +31,7 @@ export function trackInstance(
   logger: Logger,
   intervalMs: number,
   listener?: Pick<NotificationListener, 'listen'>,
+  snapshots?: RuntimeSnapshots,
 ): InstanceTracker {
   let registered = false;
   let count: ShareCount = UNCOUNTED;
@@ -49,6 +51,9 @@ export function trackInstance(
         beaten = await touch();
       }
       count = countShares(count, beaten);
+      if (snapshots) {
+        await withTimeout(writeRuntimeSnapshot(db, record.instanceId, snapshots.take()), 2_000);
+      }
     } catch (error) {
       logger.warn({ err: error }, 'instance heartbeat failed; retrying at the next beat');
     }
@@ -89,6 +94,7 @@ export function trackInstance(
       stopped = true;
       clearTimeout(timer);
       await beating;
+      snapshots?.stop();
       await withTimeout(markInstanceStopped(db, record.instanceId), 2_000).catch((error: unknown) =>
         logger.warn({ err: error }, 'could not mark the instance stopped'),
       );

@@ -4,6 +4,7 @@ import type { Queryable } from '../../platform/db/pool.ts';
 import { defineModule } from '../../platform/module.ts';
 import { type InstanceTracker, trackInstance } from './heartbeat.ts';
 import { releasesRoutes } from './routes.ts';
+import { createRuntimeSnapshots } from './runtimeSnapshot.ts';
 import type { InstanceRecord } from './store.ts';
 
 export type { InstanceRecord } from './store.ts';
@@ -36,7 +37,7 @@ export const releasesModule = defineModule({
       },
       routeDeps: { db: needs.pool, heartbeatSeconds: needs.heartbeatSeconds },
       start() {
-        tracker = trackInstance(needs.pool, needs.instance, needs.logger, needs.heartbeatSeconds * 1000, needs.listener);
+        tracker = trackInstance(needs.pool, needs.instance, needs.logger, needs.heartbeatSeconds * 1000, needs.listener, createRuntimeSnapshots(needs.instance.version, needs.pool));
       },
       close: () => tracker?.stop(),
     };

@@ -1,3 +1,4 @@
+import type { RuntimeSnapshot } from './runtimeSnapshot.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 
 export interface InstanceRecord {
@@ -107,12 +108,13 @@ export interface InstanceRow {
   last_seen_at: Date;
   stopped_at: Date | null;
   running: boolean;
+  runtime: RuntimeSnapshot | null;
 }
 
 // Newest first by the id column (its text alias would sort 10 before 9). Running: not stopped and seen within three heartbeats, judged on the database clock.
 const selectInstancesSql = `
 select id::text, instance_id, version, commit, build_time, modified, runtime_version, host, pid,
-       started_at, last_seen_at, stopped_at,
+       started_at, last_seen_at, stopped_at, runtime,
        (stopped_at is null and last_seen_at > now() - make_interval(secs => $1)) as running
 from release_instances
 where ($2::bigint is null or id < $2)
@@ -137,4 +139,11 @@ export async function selectInstances(db: Queryable, query: InstancePageQuery): 
     query.limit,
   ]);
   return result.rows;
+}
+
+const writeRuntimeSql = `update release_instances set runtime = $2 where instance_id = $1`;
+
+/** The instance's latest runtime snapshot, beside its heartbeat (a second statement, so the beat's count stays as it is). */
+export async function writeRuntimeSnapshot(db: Queryable, instanceId: string, snapshot: RuntimeSnapshot): Promise<void> {
+  await db.query(writeRuntimeSql, [instanceId, JSON.stringify(snapshot)]);
 }

@@ -14,4 +14,5 @@ export const instanceEntry = (row: InstanceRow) => ({
   last_seen_at: row.last_seen_at.toISOString(),
   stopped_at: row.stopped_at?.toISOString() ?? null,
   running: row.running,
+  runtime: row.running ? row.runtime : null,
 });

@@ -50,8 +50,11 @@ export interface ClaimRequest {
   leaseSeconds: number;
 }
 
+const LEASE_EXPIRED = 'lease_expired: the instance running the last attempt stopped before finishing it';
+
 // Due queued runs, and runs whose instance stopped renewing their lease (taken over while attempts
-// remain). A job already running elsewhere is left alone: one run of a job at a time.
+// remain). A job already running elsewhere is left alone: one run of a job at a time. The attempt
+// is recorded with the claim, and an attempt taken over ends as lost.
 const claimRunSql = `
 with next_run as (
   select r.id from job_runs r
@@ -62,13 +65,23 @@ with next_run as (
   order by r.run_after, r.id
   limit 1
   for update of r skip locked
+), claimed as (
+  update job_runs r
+  set state = 'running', attempts = r.attempts + 1, instance_id = $1, started_at = now(), finished_at = null,
+      lease_expires_at = now() + make_interval(secs => $4)
+  from next_run
+  where r.id = next_run.id
+  returning r.id, r.job, r.trigger, r.slot, r.attempts, r.max_attempts
+), taken_over as (
+  update job_run_attempts a set finished_at = now(), outcome = 'lost', error = '${LEASE_EXPIRED}'
+  from claimed where a.run_id = claimed.id and a.attempt < claimed.attempts and a.finished_at is null
+), attempt as (
+  insert into job_run_attempts (run_id, attempt, instance_id)
+  select id, attempts, $1 from claimed
+  on conflict (run_id, attempt) do update
+  set instance_id = excluded.instance_id, started_at = now(), finished_at = null, outcome = null, error = null
 )
-update job_runs r
-set state = 'running', attempts = r.attempts + 1, instance_id = $1, started_at = now(), finished_at = null,
-    lease_expires_at = now() + make_interval(secs => $4)
-from next_run
-where r.id = next_run.id
-returning r.id::text, r.job, r.trigger, r.slot, r.attempts, r.max_attempts`;
+select id::text, job, trigger, slot, attempts, max_attempts from claimed`;
 
 export async function claimRun(db: Queryable, request: ClaimRequest): Promise<ClaimedRun | undefined> {
   const result = await db.query<ClaimedRun>(claimRunSql, [request.instanceId, request.queues, request.jobs, request.leaseSeconds]);
@@ -93,8 +106,15 @@ export async function renewLease(db: Queryable, key: AttemptKey, leaseSeconds: n
 }
 
 const markRunSucceededSql = `
-update job_runs set state = 'succeeded', finished_at = now(), lease_expires_at = null, error = null
-where id = $1 and instance_id = $2 and attempts = $3 and state = 'running'`;
+with done as (
+  update job_runs set state = 'succeeded', finished_at = now(), lease_expires_at = null, error = null
+  where id = $1 and instance_id = $2 and attempts = $3 and state = 'running'
+  returning id, finished_at
+), attempt as (
+  update job_run_attempts a set finished_at = done.finished_at, outcome = 'succeeded', error = null
+  from done where a.run_id = done.id and a.attempt = $3
+)
+select 1 from done`;
 
 export async function markRunSucceeded(db: Queryable, key: AttemptKey): Promise<boolean> {
   const result = await db.query(markRunSucceededSql, [key.runId, key.instanceId, key.attempt]);
@@ -103,16 +123,22 @@ export async function markRunSucceeded(db: Queryable, key: AttemptKey): Promise<
 
 // While attempts remain the run waits 2^attempts seconds (2 s, 4 s, 8 s … at most an hour).
 const markRunFailedSql = `
-update job_runs
-set state = case when attempts < max_attempts then 'queued' else 'failed' end,
-    run_after = case when attempts < max_attempts
-                     then now() + make_interval(secs => least(power(2, attempts), 3600))
-                     else run_after end,
-    finished_at = case when attempts < max_attempts then null else now() end,
-    lease_expires_at = null,
-    error = left($4, 500)
-where id = $1 and instance_id = $2 and attempts = $3 and state = 'running'
-returning state, run_after`;
+with failed as (
+  update job_runs
+  set state = case when attempts < max_attempts then 'queued' else 'failed' end,
+      run_after = case when attempts < max_attempts
+                       then now() + make_interval(secs => least(power(2, attempts), 3600))
+                       else run_after end,
+      finished_at = case when attempts < max_attempts then null else now() end,
+      lease_expires_at = null,
+      error = left($4, 500)
+  where id = $1 and instance_id = $2 and attempts = $3 and state = 'running'
+  returning id, state, run_after, error
+), attempt as (
+  update job_run_attempts a set finished_at = now(), outcome = 'failed', error = failed.error
+  from failed where a.run_id = failed.id and a.attempt = $3
+)
+select state, run_after from failed`;
 
 export async function markRunFailed(
   db: Queryable,
@@ -123,14 +149,16 @@ export async function markRunFailed(
   return result.rows[0];
 }
 
-// The attempt did not finish because this instance stopped: it does not count, and the run is
-// due at once for another instance, woken by the notification.
+// The attempt did not finish because this instance stopped: it does not count (nor stays listed),
+// and the run is due at once for another instance, woken by the notification.
 const releaseRunsSql = `
 with released as (
   update job_runs
   set state = 'queued', attempts = attempts - 1, lease_expires_at = null, instance_id = null, run_after = now()
   where id = any($1::bigint[]) and instance_id = $2 and state = 'running'
-  returning queue
+  returning id, attempts, queue
+), attempt as (
+  delete from job_run_attempts a using released where a.run_id = released.id and a.attempt = released.attempts + 1
 )
 select pg_notify('${RUNS_CHANNEL}', queue) from released`;
 
@@ -140,10 +168,16 @@ export async function releaseRuns(db: Queryable, runIds: string[], instanceId: s
 }
 
 const failAbandonedRunsSql = `
-update job_runs
-set state = 'failed', finished_at = now(), lease_expires_at = null,
-    error = 'lease_expired: the instance running the last attempt stopped before finishing it'
-where state = 'running' and lease_expires_at < now() and attempts >= max_attempts`;
+with abandoned as (
+  update job_runs
+  set state = 'failed', finished_at = now(), lease_expires_at = null, error = '${LEASE_EXPIRED}'
+  where state = 'running' and lease_expires_at < now() and attempts >= max_attempts
+  returning id, attempts
+), attempt as (
+  update job_run_attempts a set finished_at = now(), outcome = 'lost', error = '${LEASE_EXPIRED}'
+  from abandoned where a.run_id = abandoned.id and a.attempt = abandoned.attempts
+)
+select 1 from abandoned`;
 
 /** Runs whose instance died on their last attempt fail; the others are taken over by claimRun. */
 export async function failAbandonedRuns(db: Queryable): Promise<number> {
