@@ -1,0 +1,113 @@
+// bench/system/profile.ts: where a request's CPU goes. Runs `backplane serve` (dist/, 1 instance)
+// under `node --cpu-prof`, loads GET /readyz, the guarded GET /ops/system and POST /auth/bench (the
+// per-address limit decided by the pod's primary, then 404) one after the other, and prints each
+// layer's share of the instance's samples (self time by file). BENCH_SECONDS=5 per route;
+// BENCH_ROOT=<a built checkout> profiles another build (the base of a change) on the same database.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { TEST_ENCRYPTION_KEY } from '../../test/support/instance.ts';
+import { accountWithToken } from '../../test/support/tokens.ts';
+import { freePort } from '../../src/platform/db/embedded.ts';
+import { createPool } from '../../src/platform/db/pool.ts';
+import { buildService, root, startDatabase, stopChild, waitForHttp } from '../support/harness.ts';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? '5');
+const serviceRoot = process.env.BENCH_ROOT ?? root;
+const database = await startDatabase();
+if (!process.env.BENCH_ROOT) {
+  buildService();
+}
+const pool = createPool({ connectionString: database.url, max: 2, applicationName: 'bench' });
+const { token } = await accountWithToken(pool, { roles: ['ops_viewer'], ttlSeconds: 3600 });
+await pool.end();
+
+const dir = mkdtempSync(join(tmpdir(), 'backplane-profile-'));
+const port = await freePort();
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, join(serviceRoot, 'dist', 'cli.js'), 'serve'], {
+  cwd: serviceRoot,
+  env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', APP_INSTANCES: '1', APP_METRICS_PORT: '0', LOG_LEVEL: 'info', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, APP_TRUSTED_PROXIES: '127.0.0.1/32' },
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
+const url = `http://127.0.0.1:${port}`;
+let client = 0;
+let total = 0;
+// The load's window on the monotonic clock the profiles use (µs): start-up and shut-down are left out.
+let window = [0, 0];
+try {
+  await waitForHttp(`${url}/readyz`, child, 60_000);
+  const run = async (path: string, method: 'GET' | 'POST', headers: Record<string, string> = {}) => {
+    const result = await autocannon({
+      url: `${url}${path}`,
+      method,
+      headers,
+      connections: 50,
+      duration: seconds,
+      requests: [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, 'x-forwarded-for': `10.9.${(client >> 8) & 255}.${client++ & 255}` } }) }],
+    });
+    console.log(`${method} ${path}: ${Math.round(result.requests.average)} req/s, ${result.requests.total} requests`);
+    return result.requests.total;
+  };
+  const from = Number(process.hrtime.bigint() / 1000n);
+  total = (await run('/readyz', 'GET')) + (await run('/ops/system', 'GET', { Authorization: `Bearer ${token}` })) + (await run('/auth/bench', 'POST'));
+  window = [from, Number(process.hrtime.bigint() / 1000n)];
+  console.log(`requests: ${total}`);
+} finally {
+  await stopChild(child);
+  await database.stop();
+}
+
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  hitCount?: number;
+}
+interface Profile {
+  startTime: number;
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+}
+/** Each sample's node and the ms it stands for, within the load's window. */
+const samplesOf = (profile: Profile) => {
+  let at = profile.startTime;
+  return profile.samples.flatMap((id, index) => {
+    at += profile.timeDeltas[index] ?? 0;
+    return at >= window[0]! && at <= window[1]! ? [{ id, ms: (profile.timeDeltas[index] ?? 0) / 1000 }] : [];
+  });
+};
+const busyMs = (profile: Profile) => {
+  const idle = new Set(profile.nodes.filter((node) => node.callFrame.functionName === '(idle)').map((node) => node.id));
+  return samplesOf(profile).reduce((sum, { id, ms }) => sum + (idle.has(id) ? 0 : ms), 0);
+};
+// The instance is the profile that worked most (the primary mostly waits).
+const profiles = readdirSync(dir).map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile);
+const profile = profiles.sort((a, b) => busyMs(b) - busyMs(a))[0]!;
+const layer = (node: Node) => {
+  const { url: file, functionName } = node.callFrame;
+  if (!file) {
+    return functionName.startsWith('(') ? functionName : `(native) ${functionName}`;
+  }
+  const modules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
+  if (modules) {
+    return modules[1]!;
+  }
+  if (file.startsWith('node:')) {
+    return file;
+  }
+  return file.replace(/^.*\/dist\//, 'dist/');
+};
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const selfMs = new Map<string, number>();
+for (const { id, ms } of samplesOf(profile)) {
+  const name = layer(byId.get(id)!);
+  selfMs.set(name, (selfMs.get(name) ?? 0) + ms);
+}
+selfMs.delete('(idle)');
+const all = [...selfMs.values()].reduce((sum, ms) => sum + ms, 0);
+console.log(`profile ${dir}: ${Math.round(all)} ms busy, ${Math.round((all * 1000) / total)} µs per request (all three routes)`);
+for (const [name, ms] of [...selfMs].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.BENCH_TOP ?? '40'))) {
+  console.log(`${((100 * ms) / all).toFixed(1).padStart(5)}%  ${((ms * 1000) / total).toFixed(1).padStart(6)} µs  ${name}`);
+}
