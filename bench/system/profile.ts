@@ -12,6 +12,7 @@ import { TEST_ENCRYPTION_KEY } from '../../test/support/instance.ts';
 import { accountWithToken } from '../../test/support/tokens.ts';
 import { freePort } from '../../src/platform/db/embedded.ts';
 import { createPool } from '../../src/platform/db/pool.ts';
+import { cpuMsBetween, treeCpu } from '../ratelimit/cpu.ts';
 import { buildService, root, startDatabase, stopChild, waitForHttp } from '../support/harness.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? '5');
@@ -36,6 +37,8 @@ let client = 0;
 let total = 0;
 // The load's window on the monotonic clock the profiles use (µs): start-up and shut-down are left out.
 let window = [0, 0];
+// The service's processes' CPU over the load (schedstat): the profile's sample times are wall time, which a loaded machine stretches.
+let cpuMs = 0;
 try {
   await waitForHttp(`${url}/readyz`, child, 60_000);
   const run = async (path: string, method: 'GET' | 'POST', headers: Record<string, string> = {}) => {
@@ -51,8 +54,10 @@ try {
     return result.requests.total;
   };
   const from = Number(process.hrtime.bigint() / 1000n);
+  const cpuBefore = treeCpu([child.pid!]);
   total = (await run('/readyz', 'GET')) + (await run('/ops/system', 'GET', { Authorization: `Bearer ${token}` })) + (await run('/auth/bench', 'POST'));
   window = [from, Number(process.hrtime.bigint() / 1000n)];
+  cpuMs = cpuMsBetween(cpuBefore, treeCpu([child.pid!]), child.pid!);
   console.log(`requests: ${total}`);
 } finally {
   await stopChild(child);
@@ -107,7 +112,32 @@ for (const { id, ms } of samplesOf(profile)) {
 }
 selfMs.delete('(idle)');
 const all = [...selfMs.values()].reduce((sum, ms) => sum + ms, 0);
-console.log(`profile ${dir}: ${Math.round(all)} ms busy, ${Math.round((all * 1000) / total)} µs per request (all three routes)`);
+console.log(`profile ${dir}: ${Math.round(all)} ms of samples; the service's CPU ${Math.round((cpuMs * 1000) / total)} µs per request (all three routes, primary included)`);
+// Each layer's µs: its share of the instance's samples times the service's measured CPU per request.
+const usPerRequest = (ms: number) => ((ms / all) * cpuMs * 1000) / total;
 for (const [name, ms] of [...selfMs].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.BENCH_TOP ?? '40'))) {
-  console.log(`${((100 * ms) / all).toFixed(1).padStart(5)}%  ${((ms * 1000) / total).toFixed(1).padStart(6)} µs  ${name}`);
+  console.log(`${((100 * ms) / all).toFixed(1).padStart(5)}%  ${usPerRequest(ms).toFixed(1).padStart(6)} µs  ${name}`);
+}
+// The same self time by layer of the request path (first pattern that matches a file wins).
+const LAYERS: Array<[string, RegExp]> = [
+  ['koa (context, respond, compose)', /^(koa|koa-compose|delegates|on-finished|ee-first|statuses|content-type|mime-types|type-is|accepts|negotiator|vary|cache-content-type|only|encodeurl|escape-html|http-errors|fresh|koa-is-json)$/],
+  ['router (@koa/router, route dispatch, validation)', /^(@koa\/router|path-to-regexp|zod|dist\/platform\/http\/(router|route|validate|schemas)\.js)$/],
+  ['request frame (id, metrics, access log, problems)', /^(pino|sonic-boom|prom-client|fast-redact|dist\/platform\/(http\/(requestFrame|requestId|accessLog|problem|errors|clientAddress)|metrics\/.*|errors)\.js)$/],
+  ['middleware (static, maintenance, body)', /^(koa-body|co-body|raw-body|dist\/platform\/http\/(staticAssets|body)\.js|dist\/modules\/maintenance\/.*)$/],
+  ['connection tracking', /^dist\/platform\/http\/connections\.js$/],
+  ['guard (auth)', /^dist\/modules\/auth\//],
+  ['limiter and the trip to the primary', /^(dist\/modules\/ratelimit\/.*|node:internal\/child_process.*|node:child_process)$/],
+  ['route handlers (health)', /^dist\/modules\/health\//],
+  ['promise hooks (AsyncLocalStorage)', /^node:internal\/async_hooks$/],
+  ['node http, sockets and streams', /^(node:_http_.*|node:net|node:internal\/(streams|stream_base_commons).*|\(native\) (writev|writeBuffer|writeString|writeUtf8String))$/],
+  ['garbage collector', /^\(garbage collector\)$/],
+];
+const layerMs = new Map<string, number>();
+for (const [name, ms] of selfMs) {
+  const found = LAYERS.find(([, pattern]) => pattern.test(name))?.[0] ?? 'other (events, microtasks, timers, background work)';
+  layerMs.set(found, (layerMs.get(found) ?? 0) + ms);
+}
+console.log('\nby layer (share of the instance\'s samples; µs = share x the service\'s CPU per request, all three routes)');
+for (const [name, ms] of [...layerMs].sort((a, b) => b[1] - a[1])) {
+  console.log(`${usPerRequest(ms).toFixed(1).padStart(6)} µs  ${((100 * ms) / all).toFixed(1).padStart(5)}%  ${name}`);
 }
