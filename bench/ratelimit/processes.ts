@@ -1,5 +1,5 @@
 // Processes the benchmark starts and always stops: a throw-away PostgreSQL and HTTP servers.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,7 +71,7 @@ export async function startService(env: Record<string, string>): Promise<Server>
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/readyz`, child, 90_000);
+  await startedOrStopped(child, () => waitForHttp(`${url}/readyz`, child, 90_000));
   return { url, pid: child.pid!, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, stop: () => stopChild(child) };
 }
 
@@ -84,8 +84,18 @@ export async function startScript(script: string, env: Record<string, string>): 
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/`, child, 90_000);
+  await startedOrStopped(child, () => waitForHttp(`${url}/`, child, 90_000));
   return { url, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+/** A server that does not come up is stopped before the error goes on: a failed run leaves no cluster restarting its instances. */
+async function startedOrStopped(child: ChildProcess, waitForIt: () => Promise<void>): Promise<void> {
+  try {
+    await waitForIt();
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
 }
 
 /**

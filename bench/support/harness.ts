@@ -67,11 +67,11 @@ export async function waitForHttp(url: string, child: ChildProcess, timeoutMs: n
   }
 }
 
-/** `backplane serve` from dist/ with N instances on a free loopback port. */
-export async function startService(databaseUrl: string, instances: number, env: Record<string, string> = {}): Promise<RunningProcess> {
+/** `backplane serve` from dist/ (of `serviceRoot`, another built checkout if given) with N instances on a free loopback port. */
+export async function startService(databaseUrl: string, instances: number, env: Record<string, string> = {}, serviceRoot = root): Promise<RunningProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(root, 'dist', 'cli.js'), 'serve'], {
-    cwd: root,
+  const child = spawn(process.execPath, [join(serviceRoot, 'dist', 'cli.js'), 'serve'], {
+    cwd: serviceRoot,
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,

@@ -30,12 +30,13 @@ export function isOpenDuringMaintenance(method: string, path: string): boolean {
 
 /** While maintenance.enabled is on, every other route answers 503 `maintenance` with Retry-After. */
 export function maintenanceMode(settings: MaintenanceSettings) {
-  return async function refuseDuringMaintenance(ctx: Context, next: Next): Promise<void> {
+  // Not async: outside maintenance a request passes through without a promise of its own.
+  return function refuseDuringMaintenance(ctx: Context, next: Next): Promise<void> {
     if (settings.enabled() && !isOpenDuringMaintenance(ctx.method, ctx.path)) {
       throw new AppError('maintenance', settings.message() || DEFAULT_MAINTENANCE_MESSAGE, {
         headers: { 'Retry-After': String(Math.max(1, Math.floor(settings.retryAfterSeconds()))) },
       });
     }
-    await next();
+    return next();
   };
 }

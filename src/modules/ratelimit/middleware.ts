@@ -38,11 +38,12 @@ export function refuseKnownFloods(limiter: RateLimiter<LimiterName>) {
  * rate_limited with Retry-After; every counted answer carries the RateLimit fields.
  */
 export function limitRequestsPerAddress(limiter: RateLimiter<LimiterName>) {
-  return async function limitPerAddress(ctx: Context, next: Next): Promise<void> {
-    if (!countsPerAddress(ctx.method, ctx.path)) {
-      await next();
-      return;
-    }
+  // Only counted requests enter an async function: the others pass on without a promise of their own.
+  return function limitPerAddress(ctx: Context, next: Next): Promise<void> {
+    return countsPerAddress(ctx.method, ctx.path) ? decide(ctx, next) : next();
+  };
+
+  async function decide(ctx: Context, next: Next): Promise<void> {
     // The request's one deadline, from its arrival (the request frame): the decision's wait ends there too.
     const by = ctx.state.deadlineAt as number | undefined;
     const decision = await limiter.take('auth_ip', addressKey(ctx.state.clientAddress as string), by);
@@ -51,7 +52,7 @@ export function limitRequestsPerAddress(limiter: RateLimiter<LimiterName>) {
     }
     ctx.set(rateLimitHeaders('auth_ip', decision));
     await next();
-  };
+  }
 }
 
 /** One attempt spent: the RateLimit fields to answer with, or the refusal to answer instead. */

@@ -39,11 +39,15 @@ export function jsonBody(limitBytes: number) {
       throw new AppError('invalid_json', 'The body is not valid JSON.', { cause: error });
     },
   });
-  return async function parseJsonBody(ctx: Context, next: Next): Promise<void> {
+  // Not async: a request without a body (most of them) passes on without a promise of its own.
+  return function parseJsonBody(ctx: Context, next: Next): Promise<void> {
     if (!METHODS_WITH_BODY.has(ctx.method) || (!ctx.request.length && !ctx.get('Transfer-Encoding'))) {
-      await next();
-      return;
+      return next();
     }
+    return parseWithBody(ctx, next);
+  };
+
+  async function parseWithBody(ctx: Context, next: Next): Promise<void> {
     if (!ctx.is('application/json')) {
       throw new AppError('unsupported_media_type', 'Request bodies must be application/json.');
     }
@@ -58,5 +62,5 @@ export function jsonBody(limitBytes: number) {
       throw new AppError('request_too_large', `The body exceeds ${limitBytes} bytes.`);
     }
     await parse(ctx, next);
-  };
+  }
 }

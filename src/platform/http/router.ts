@@ -22,7 +22,11 @@ export interface RouteGuard {
  */
 export function buildRouter(routes: BoundRoute[], guard: RouteGuard, options: { requestDeadlineMs: number }): Middleware[] {
   const router = new Router();
+  const statics: StaticRoute[] = [];
   for (const { route, deps } of routes) {
+    // Only the parts a route declares are read and checked: a route without input (the probes, most
+    // reads) costs no query parsing and no validation.
+    const parts = (['params', 'query', 'body'] as const).filter((part) => route[part] !== undefined);
     const handle = async (ctx: Context) => {
       if (requiresBearer(route)) {
         const actor = await guard.authenticate(ctx);
@@ -31,11 +35,7 @@ export function buildRouter(routes: BoundRoute[], guard: RouteGuard, options: { 
           await guard.authorize(actor, route.permission);
         }
       }
-      const { params, query, body } = parseRequest([
-        ['params', route.params, ctx.params],
-        ['query', route.query, ctx.query],
-        ['body', route.body, ctx.request.body ?? {}],
-      ]);
+      const { params, query, body } = parts.length === 0 ? NO_INPUT : parseRequest(parts.map((part) => [part, route[part], partOf(ctx, part)]));
       const result = await route.handler(new Input(params, query, body, deps, route, ctx));
       const answer = result instanceof Reply ? result : new Reply(result);
       ctx.status = answer.status ?? route.status ?? 200;
@@ -45,16 +45,33 @@ export function buildRouter(routes: BoundRoute[], guard: RouteGuard, options: { 
       }
     };
     const bounded = needsDatabase(route);
-    router.register(koaPath(route.path), [route.method], (ctx: Context) => {
+    const dispatch = (ctx: Context) => {
       ctx.state.routePattern = route.path;
       return bounded
         ? withDeadlineAt((ctx.state.deadlineAt as number | undefined) ?? performance.now() + options.requestDeadlineMs, () => handle(ctx))
         : handle(ctx);
-    });
+    };
+    router.register(koaPath(route.path), [route.method], dispatch);
+    if (!route.path.includes('{') && route.params === undefined) {
+      statics.push({ path: route.path, dispatch });
+    }
   }
+  const exact = exactRoutes(router, statics);
+  const byPattern = router.routes() as unknown as Middleware;
+  // A request for a fixed path as declared (the probes, most ops reads) goes straight to its route:
+  // @koa/router would test every route's pattern and build a middleware chain for it. Anything
+  // else (parameters, another case, a trailing slash) is the router's, which answers the same.
+  const route: Middleware = (ctx, next) => {
+    const dispatch = exact.get(`${ctx.method} ${ctx.path}`);
+    return dispatch ? dispatch(ctx) : byPattern(ctx, next);
+  };
   const allowed = router.allowedMethods();
   // Runs only when no route answered: 405 with Allow when the path exists, else 404.
   const unmatched: Middleware = async (ctx) => {
+    // No route has this path at all (the router lists the ones that do): nothing to allow, 404.
+    if (ctx.status === 404 && !(ctx as { matched?: unknown[] }).matched?.length) {
+      throw notFound(`No route matches ${ctx.method} ${ctx.path}.`);
+    }
     await (allowed as unknown as Middleware)(ctx, async () => undefined);
     if (ctx.status === 405 || ctx.status === 501) {
       const allow = ctx.response.get('Allow');
@@ -64,7 +81,32 @@ export function buildRouter(routes: BoundRoute[], guard: RouteGuard, options: { 
       throw notFound(`No route matches ${ctx.method} ${ctx.path}.`);
     }
   };
-  return [router.routes() as unknown as Middleware, unmatched];
+  return [route, unmatched];
+}
+
+interface StaticRoute {
+  path: string;
+  dispatch(ctx: Context): unknown;
+}
+
+/** `METHOD path` of each fixed path the router itself would give to that route first (HEAD too for GET). */
+function exactRoutes(router: Router, statics: StaticRoute[]): Map<string, (ctx: Context) => unknown> {
+  const exact = new Map<string, (ctx: Context) => unknown>();
+  for (const { path, dispatch } of statics) {
+    for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+      const first = router.match(path, method).pathAndMethod[0];
+      if (first?.stack.includes(dispatch as never)) {
+        exact.set(`${method} ${path}`, dispatch);
+      }
+    }
+  }
+  return exact;
+}
+
+const NO_INPUT = { params: undefined, query: undefined, body: undefined };
+
+function partOf(ctx: Context, part: 'params' | 'query' | 'body'): unknown {
+  return part === 'params' ? ctx.params : part === 'query' ? ctx.query : (ctx.request.body ?? {});
 }
 
 /**
@@ -76,11 +118,11 @@ class Input {
   readonly query: unknown;
   readonly body: unknown;
   readonly deps: unknown;
-  readonly origin: RequestOrigin;
   /** An own function, not a method: handlers destructure it from their input. */
   readonly header: (name: string) => string;
   readonly #route: AnyRoute;
   readonly #ctx: Context;
+  #origin: RequestOrigin | undefined;
 
   constructor(params: unknown, query: unknown, body: unknown, deps: unknown, route: AnyRoute, ctx: Context) {
     this.params = params;
@@ -89,8 +131,12 @@ class Input {
     this.deps = deps;
     this.#route = route;
     this.#ctx = ctx;
-    this.origin = requestOrigin(ctx);
     this.header = (name) => ctx.get(name);
+  }
+
+  /** Worked out when a handler first reads it (most never do): the User-Agent check is not free. */
+  get origin(): RequestOrigin {
+    return (this.#origin ??= requestOrigin(this.#ctx));
   }
 
   get caller(): Caller {

@@ -52,6 +52,33 @@ const routes = [
       throw new AppError('thing_conflict', 'The thing changed.');
     },
   }),
+  // A fixed path declared after a pattern that matches it: the router gives it to the pattern.
+  defineRoute({
+    method: 'GET',
+    path: '/shelves/{name}',
+    tag: 'test',
+    summary: 'a pattern',
+    params: z.object({ name: z.string() }),
+    responses: { 200: null },
+    handler: ({ params }) => ({ route: 'pattern', name: params.name }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/shelves/top',
+    tag: 'test',
+    summary: 'shadowed',
+    responses: { 200: null },
+    handler: () => ({ route: 'fixed' }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/fixed',
+    tag: 'test',
+    summary: 'a fixed path with a query',
+    query: z.object({ size: z.coerce.number().int().max(10).optional() }),
+    responses: { 200: null },
+    handler: ({ query }) => ({ route: 'fixed', size: query.size ?? null }),
+  }),
 ];
 
 test.before(async () => {
@@ -106,6 +133,23 @@ test('failed validation lists every issue by location, never echoing the value',
 test('an invalid path parameter is 422 with its location', async (t) => {
   const body = await assertProblem(t, await post('/things/0', JSON.stringify({ name: 'a', count: 1 })), 422, 'validation_failed');
   t.deepEqual((body.errors as Array<{ location: string }>).map((e) => e.location), ['params.id']);
+});
+
+test('a fixed path answers as the router matches it: the first matching route, any case, a trailing slash, HEAD, query validated', async (t) => {
+  t.deepEqual(await (await fetch(`${base}/shelves/top`)).json(), { route: 'pattern', name: 'top' });
+  for (const path of ['/fixed', '/FIXED', '/fixed/', '/fixed?size=3']) {
+    const response = await fetch(`${base}${path}`);
+    t.is(response.status, 200, path);
+    t.is(((await response.json()) as { route: string }).route, 'fixed', path);
+  }
+  t.deepEqual(await (await fetch(`${base}/fixed?size=3`)).json(), { route: 'fixed', size: 3 });
+  const head = await fetch(`${base}/fixed`, { method: 'HEAD' });
+  t.is(head.status, 200);
+  t.is(await head.text(), '');
+  await assertProblem(t, await fetch(`${base}/fixed?size=11`), 422, 'validation_failed');
+  const post = await fetch(`${base}/fixed`, { method: 'POST' });
+  t.regex(post.headers.get('allow') ?? '', /GET/);
+  await assertProblem(t, post, 405, 'method_not_allowed');
 });
 
 test('an unknown route is 404 not_found', async (t) => {

@@ -78,3 +78,25 @@ test('endIdleConnections ends idle connections and spares one with a request in 
   connections.stop();
   idleAgent.destroy();
 });
+
+test('a connection idle when the drain begins is answered within its grace, then ended once idle for the grace again', async (t) => {
+  const server = createServer((_req, res) => res.end('ok'));
+  const connections = trackConnections(server);
+  const port = await listen(server);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  t.is((await get(agent, port)).status, 200);
+  const [socket] = Object.values(agent.freeSockets).flat();
+  let endedAt = 0;
+  const ended = new Promise((resolve) => socket!.once('close', () => resolve((endedAt = performance.now()))));
+  const closed = connections.close();
+  connections.endIdleConnections(400);
+  const again = await get(agent, port);
+  t.is(again.status, 200);
+  t.true(again.reused);
+  const answeredAt = performance.now();
+  await ended;
+  t.true(endedAt - answeredAt >= 300, 'the grace counts again from the last answer');
+  await closed;
+  connections.stop();
+  agent.destroy();
+});

@@ -1,0 +1,49 @@
+// The platform's HTTP stack alone (src/app/http.ts of BENCH_STACK_ROOT, this checkout by default):
+// a /readyz-like route among 40 others, drain tracking, metrics, a silent logger and the
+// deadline's AsyncLocalStorage enabled as in an instance, no database. Beside bareServer.ts it
+// tells what the stack costs a request with nothing else running (bench/system/stack.ts).
+import { join } from 'node:path';
+import client from 'prom-client';
+import pino from 'pino';
+import { z } from 'zod';
+import type * as Http from '../../src/app/http.ts';
+import type * as Connections from '../../src/platform/http/connections.ts';
+import type * as Route from '../../src/platform/http/route.ts';
+import type * as Metrics from '../../src/platform/metrics/registry.ts';
+import type * as Deadline from '../../src/platform/db/deadline.ts';
+
+const root = process.env.BENCH_STACK_ROOT ?? join(import.meta.dirname, '..', '..');
+const { createHttpServer } = (await import(join(root, 'src/app/http.ts'))) as typeof Http;
+const { trackConnections } = (await import(join(root, 'src/platform/http/connections.ts'))) as typeof Connections;
+const { bindRoutes, defineRoute, reply } = (await import(join(root, 'src/platform/http/route.ts'))) as typeof Route;
+const { createHttpMetrics } = (await import(join(root, 'src/platform/metrics/registry.ts'))) as typeof Metrics;
+const { withDatabaseDeadline } = (await import(join(root, 'src/platform/db/deadline.ts'))) as typeof Deadline;
+
+// As in an instance: the readiness probe's deadline has enabled the AsyncLocalStorage.
+await withDatabaseDeadline(1_000, async () => undefined);
+const others = Array.from({ length: 40 }, (_v, index) =>
+  defineRoute({ method: 'GET', path: `/ops/thing${index}/{id}`, tag: 't', summary: 's', params: z.object({ id: z.string() }), responses: { 200: null }, handler: () => ({}) }),
+);
+const readyz = defineRoute({
+  method: 'GET',
+  path: '/readyz',
+  needsDatabase: false,
+  tag: 'health',
+  summary: 'readiness',
+  query: z.object({ verbose: z.string().optional() }),
+  responses: { 200: null },
+  handler: async () => reply({ status: 'ok' }, { headers: { 'Cache-Control': 'no-store' } }),
+});
+const server = createHttpServer({
+  logger: pino({ level: 'info' }, pino.destination('/dev/null')),
+  routes: bindRoutes([...others, readyz], undefined),
+  guard: { authenticate: async () => ({ kind: 'account', id: 'a', label: 'a', methods: [] }) as never, authorize: () => undefined },
+  statuses: [],
+  metrics: createHttpMetrics(new client.Registry()),
+  bodyLimitBytes: 1_048_576,
+  keepAliveTimeoutMs: 65_000,
+  answerEarly: () => undefined,
+  beforeBody: [(_ctx, next) => next(), async (_ctx, next) => next()],
+});
+trackConnections(server);
+server.listen(Number(process.env.PORT), '127.0.0.1');
