@@ -24,6 +24,8 @@ for (const file of readdirSync(join(root, 'dist'), { recursive: true, encoding: 
   const path = join(root, 'dist', file);
   writeFileSync(path, readFileSync(path, 'utf8').replace(/(from\s+'\.{1,2}\/[^']*)\.ts'/g, "$1.js'").replace(/(import\('\.{1,2}\/[^']*)\.ts'\)/g, "$1.js')"));
 }
+// One entry for the surface's report (api/library.api.md): `backplane`, and `backplane/testing` as `testing`.
+writeFileSync(join(root, 'dist', 'library.d.ts'), "export * from './index.js';\nexport * as testing from './testing.js';\n");
 const given = process.env.BUILD_COMMIT || undefined;
 const commit = given ?? git(['rev-parse', 'HEAD']);
 const info = {
