@@ -4,7 +4,7 @@ import type { Queryable } from '../../platform/db/pool.ts';
 import { routeDefiner } from '../../platform/http/route.ts';
 import { selectInstances } from './store.ts';
 import { instanceEntry } from './views.ts';
-import { RuntimeSnapshot } from './runtimeSnapshot.ts';
+import { RuntimeSnapshotSchema } from './schemas.ts';
 import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 const ListQuery = z.object({
@@ -26,7 +26,7 @@ const InstanceEntry = z.object({
   last_seen_at: timestamp(),
   stopped_at: timestamp().nullable(),
   running: z.boolean(),
-  runtime: RuntimeSnapshot.nullable(),
+  runtime: RuntimeSnapshotSchema.nullable(),
 });
 
 const InstancePage = z.object({ instances: z.array(InstanceEntry), next_cursor: z.string().optional() });

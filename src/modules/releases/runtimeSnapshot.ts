@@ -1,20 +1,15 @@
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
-import { z } from 'zod';
-import { timestamp } from '../../platform/http/schemas.ts';
 
-export const RuntimeSnapshot = z
-  .object({
-    version: z.string().describe('The release the instance runs'),
-    heap_in_use_bytes: z.number().int(),
-    event_loop_delay_p99_ms: z.number().describe('Over the last heartbeat interval'),
-    pool_in_use: z.number().int().describe('Database connections of the main pool serving a query'),
-    pool_waiting: z.number().int().describe('Queries waiting for a connection of the main pool'),
-    uptime_seconds: z.number().int(),
-    taken_at: timestamp(),
-  })
-  .describe("The instance's latest snapshot, written with its heartbeat; null for a stopped instance or before its first beat");
-
-export type RuntimeSnapshot = z.infer<typeof RuntimeSnapshot>;
+/** An instance's latest readings, written with its heartbeat (the response schema is in schemas.ts). */
+export interface RuntimeSnapshot {
+  version: string;
+  heap_in_use_bytes: number;
+  event_loop_delay_p99_ms: number;
+  pool_in_use: number;
+  pool_waiting: number;
+  uptime_seconds: number;
+  taken_at: string;
+}
 
 /** The pool figures pg.Pool exposes; any other Queryable reports zeros. */
 interface PoolCounts {
