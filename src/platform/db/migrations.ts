@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { Umzug, type UmzugStorage } from 'umzug';
 import { packageRoot } from '../packageRoot.ts';
+import { BACKPLANE_SET, migrationFolders } from './migrationSets.ts';
 
 export const migrationsDir = join(packageRoot, 'migrations');
 
@@ -14,6 +15,8 @@ export interface MigrationFile {
   version: number;
   name: string;
   path: string;
+  /** Whose migration it is: backplane, or the application built on it (migrationSets.ts). */
+  set: string;
 }
 
 export interface MigrationStatus {
@@ -25,11 +28,21 @@ export interface MigrationStatus {
   unknown: number[];
 }
 
-export function listMigrationFiles(dir = migrationsDir): MigrationFile[] {
-  return readdirSync(dir)
-    .filter((name) => FILE_PATTERN.test(name))
-    .sort()
-    .map((name) => ({ version: Number(FILE_PATTERN.exec(name)![1]), name: name.replace(/\.sql$/, ''), path: join(dir, name) }));
+/** The files of one folder, or without one of every set (Backplane's and the application's) in one order. */
+export function listMigrationFiles(dir?: string): MigrationFile[] {
+  const folders = dir === undefined ? migrationFolders() : [{ set: BACKPLANE_SET, dir }];
+  const files = folders
+    .flatMap((folder) =>
+      readdirSync(folder.dir)
+        .filter((name) => FILE_PATTERN.test(name))
+        .map((name) => ({ version: Number(FILE_PATTERN.exec(name)![1]), name: name.replace(/\.sql$/, ''), path: join(folder.dir, name), set: folder.set })),
+    )
+    .sort((a, b) => a.version - b.version);
+  const twice = files.find((file, index) => index > 0 && files[index - 1]!.version === file.version);
+  if (twice) {
+    throw new Error(`two migrations have version ${twice.version} (${files.filter((file) => file.version === twice.version).map((file) => file.path).join(', ')}): rename the application's to a newer timestamp`);
+  }
+  return files;
 }
 
 const createLedgerSql = `
