@@ -1,7 +1,7 @@
 // Compiles src/ to dist/ and records what git says of this build (commit, time, uncommitted changes).
 // An image build has no .git: it passes BUILD_COMMIT and BUILD_TIME (deploy/Dockerfile's build arguments).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,6 +19,11 @@ execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 
   cwd: root,
   stdio: 'inherit',
 });
+// Declarations name their imports as the sources do (.ts); an application resolves the .js beside each .d.ts.
+for (const file of readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.d.ts'))) {
+  const path = join(root, 'dist', file);
+  writeFileSync(path, readFileSync(path, 'utf8').replace(/(from\s+'\.{1,2}\/[^']*)\.ts'/g, "$1.js'").replace(/(import\('\.{1,2}\/[^']*)\.ts'\)/g, "$1.js')"));
+}
 const given = process.env.BUILD_COMMIT || undefined;
 const commit = given ?? git(['rev-parse', 'HEAD']);
 const info = {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../platform/packageRoot.ts';
+import { type Application, currentApplication } from './application.ts';
 import { API_INFO, apiDocument } from './modules.ts';
 
 type JsonSchema = {
@@ -112,9 +113,9 @@ function llmsText(document: { paths: Record<string, Record<string, Operation>> }
 }
 
 /** The generated files under api/: one generator, so they never disagree. */
-export async function renderApiFiles(): Promise<Record<string, string>> {
+export async function renderApiFiles(application?: Application): Promise<Record<string, string>> {
   const { version } = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string };
-  const document = apiDocument(version) as {
+  const document = apiDocument(application ?? (await currentApplication()), version) as {
     paths: Record<string, Record<string, Operation>>;
   };
   return {

@@ -36,6 +36,8 @@ export interface HttpAppOptions {
    * it runs before a body is read, so a refused request never costs its parsing.
    */
   beforeBody?: Koa.Middleware[];
+  /** Middleware around the router, once the body is parsed (modules' aroundRouter phase). */
+  aroundRouter?: Koa.Middleware[];
   /** Browser pages answered from memory before maintenance and the routes (/console, /docs). */
   pages?: StaticSite[];
 }
@@ -74,6 +76,9 @@ export function createHttpServer(options: HttpAppOptions): Server {
     app.use(middleware);
   }
   app.use(jsonBody(options.bodyLimitBytes));
+  for (const middleware of options.aroundRouter ?? []) {
+    app.use(middleware);
+  }
   for (const middleware of buildRouter(options.routes, options.guard, { requestDeadlineMs: options.requestDeadlineMs ?? 5_000 })) {
     app.use(middleware);
   }

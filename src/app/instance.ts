@@ -4,10 +4,13 @@ import { browserPages } from '../console/sites.ts';
 import type { RateLimitSettings, TakeBuckets } from '../modules/ratelimit/index.ts';
 import { createClientAddressResolver } from '../platform/http/clientAddress.ts';
 import { trackConnections } from '../platform/http/connections.ts';
+import type { EarlyAnswer } from '../platform/http/requestFrame.ts';
+import type { RouteGuard } from '../platform/http/router.ts';
 import { createHttpMetrics } from '../platform/metrics/registry.ts';
 import type { Config } from './config.ts';
 import { createHttpServer } from './http.ts';
-import { createModules, statusTables } from './modules.ts';
+import { type Application, compose } from './application.ts';
+import { createModules } from './modules.ts';
 import { openPlatform } from './platform.ts';
 
 export interface RunningInstance {
@@ -35,6 +38,7 @@ const idleGraceMs = (drainTimeoutMs: number) => Math.min(5_000, drainTimeoutMs /
 
 /** One instance: the platform, then every module in order, then the HTTP server on the shared port. */
 export async function startInstance(
+  application: Application,
   config: Config,
   options: { workerSlot?: string; rateLimits?: RateLimitSettings; rateLimitTimeoutMs?: number; rateLimitPod?: TakeBuckets } = {},
 ): Promise<RunningInstance> {
@@ -43,7 +47,7 @@ export async function startInstance(
   }
   const platform = openPlatform({ ...config, databaseUrl: config.databaseUrl }, options);
   const { logger, registry } = platform;
-  const modules = await createModules(config, platform, options).catch(async (error: unknown) => {
+  const modules = await createModules(application, config, platform, options).catch(async (error: unknown) => {
     await platform.close();
     throw error;
   });
@@ -52,8 +56,8 @@ export async function startInstance(
   const server = createHttpServer({
     logger,
     routes: modules.routes,
-    guard: modules.auth.guard,
-    statuses: statusTables(),
+    guard: modules.api<{ guard: RouteGuard }>('auth').guard,
+    statuses: [...compose(application).statuses],
     metrics: createHttpMetrics(registry),
     pages: browserPages(),
     bodyLimitBytes: config.bodyLimitBytes,
@@ -61,10 +65,10 @@ export async function startInstance(
     requestDeadlineMs: config.requestDeadlineMs,
     draining: () => closingConnections,
     clientAddress: (request) => clientAddress.resolve(request.socket.remoteAddress, request.headers['x-forwarded-for']),
-    // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.
-    answerEarly: (request) => (modules.maintenance.enabled() ? undefined : modules.rateLimits.refuseFromMemory(request)),
-    // Maintenance answers before limits are spent; then the per-address limit on /auth.
-    beforeBody: [modules.maintenance.middleware, modules.rateLimits.perAddress],
+    // Each module's middleware by phase, in the application's order (ADR 0120).
+    answerEarly: earlyAnswers(modules.middleware.flatMap((middleware) => (middleware.early ? [middleware.early] : []))),
+    beforeBody: modules.middleware.flatMap((middleware) => middleware.beforeBody ?? []),
+    aroundRouter: modules.middleware.flatMap((middleware) => middleware.aroundRouter ?? []),
   });
   const connections = trackConnections(server);
   const port = await listen(server, config);
@@ -75,7 +79,7 @@ export async function startInstance(
   const drain = (drainOptions: DrainOptions = {}) =>
     (draining ??= (async () => {
       logger.info('instance draining');
-      modules.health.readiness.startDraining();
+      modules.api<{ readiness: { startDraining(): void } }>('health').readiness.startDraining();
       const closed = connections.close();
       const timer = setTimeout(() => server.closeAllConnections(), config.drainTimeoutMs);
       const requestsDone = (async () => {
@@ -96,6 +100,11 @@ export async function startInstance(
     })());
 
   return { id: platform.instanceId, server, url: `http://127.0.0.1:${port}`, registry, drain };
+}
+
+/** The first early answer of the modules, in order; none when no module has one. */
+function earlyAnswers(answers: EarlyAnswer[]): EarlyAnswer | undefined {
+  return answers.length === 0 ? undefined : (request) => answers.reduce<ReturnType<EarlyAnswer>>((answer, next) => answer ?? next(request), undefined);
 }
 
 /** Listens on the configured port (0: any free one) and resolves with the port it got. */

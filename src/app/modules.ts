@@ -1,52 +1,22 @@
 import { loadApiExamples } from './apiExamples.ts';
-import { auditModule } from '../modules/audit/index.ts';
-import { authModule } from '../modules/auth/index.ts';
-import { healthModule } from '../modules/health/index.ts';
-import { identitiesModule } from '../modules/identities/index.ts';
-import { jobsModule } from '../modules/jobs/index.ts';
-import { isOpenDuringMaintenance, maintenanceModule } from '../modules/maintenance/index.ts';
-import { openApiModule } from '../modules/openapi/index.ts';
-import { type RateLimitSettings, countsPerAddress, rateLimitModule } from '../modules/ratelimit/index.ts';
-import { releasesModule } from '../modules/releases/index.ts';
-import { retentionModule } from '../modules/retention/index.ts';
-import { settingsModule } from '../modules/settings/index.ts';
-import { ensureAuditEventPartitions } from '../modules/audit/index.ts';
+import { isOpenDuringMaintenance } from '../modules/maintenance/index.ts';
+import { countsPerAddress } from '../modules/ratelimit/index.ts';
 import { platformStatuses } from '../platform/http/errors.ts';
 import { buildOpenApiDocument } from '../platform/http/openapi.ts';
 import { mergeStatusTables } from '../platform/http/problem.ts';
 import { type AnyRoute, type BoundRoute, bindRoutes } from '../platform/http/route.ts';
-import type { JobDefinition } from '../platform/jobs.ts';
-import { type Module, type Started, routesOf } from '../platform/module.ts';
+import type { ModuleDefinition, ModuleMiddleware, Started } from '../platform/module.ts';
+import { type Application, compose } from './application.ts';
+import type { BuiltContext } from './backplaneModules.ts';
 import type { Config } from './config.ts';
-import { encryptionKeyText, openSecretBox } from './encryptionKey.ts';
-import { canStillSignIn, identityAccounts, providerSignIn } from './identities.ts';
-import { settingsRateLimits, signInAttempts } from './rateLimits.ts';
-import { RETENTION_TARGETS, auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import type { Platform } from './platform.ts';
 import { testJobDefinitions } from './testJobs.ts';
-import { hostname } from 'node:os';
-
-/** Every capability, in the order an instance creates them: each one's needs come from those before it. */
-export const MODULES = [
-  auditModule,
-  settingsModule,
-  releasesModule,
-  rateLimitModule,
-  authModule,
-  maintenanceModule,
-  identitiesModule,
-  retentionModule,
-  jobsModule,
-  healthModule,
-  openApiModule,
-] as const;
+import { routesOf } from '../platform/module.ts';
 
 export const API_INFO = {
   title: 'Backplane',
   description: 'Operations interface of a clustered Node.js back end: health, settings, jobs, audit, retention, maintenance and sign-in protections.',
 };
-
-export const statusTables = () => MODULES.map((module) => module.statuses);
 
 /** Codes a route answers before its handler runs: maintenance mode, and the per-address limit on sign-in. */
 const implicitProblems = (route: AnyRoute): string[] => [
@@ -55,19 +25,22 @@ const implicitProblems = (route: AnyRoute): string[] => [
 ];
 
 /** The OpenAPI document, from the modules' static routes and status tables alone (no database, no instance). */
-export const apiDocument = (version: string) =>
-  buildOpenApiDocument(routesOf(MODULES), { ...API_INFO, version }, { statuses: mergeStatusTables([platformStatuses, ...statusTables()]), implicitProblems, examples: loadApiExamples() });
+export const apiDocument = (application: Application, version: string) =>
+  buildOpenApiDocument(
+    routesOf(application.modules),
+    { ...API_INFO, version },
+    { statuses: mergeStatusTables([platformStatuses, ...compose(application).statuses]), implicitProblems, examples: loadApiExamples() },
+  );
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each module has its own needs and api
-type AnyStarted = { module: Module<any, any, any>; started: Started<unknown, unknown> };
+type AnyStarted = { module: ModuleDefinition; started: Started<unknown, unknown> };
 
 export interface InstanceModules {
   /** Every route, bound to its module's dependencies, for the router. */
   routes: BoundRoute[];
-  auth: Awaited<ReturnType<typeof authModule.create>>['api'];
-  rateLimits: Awaited<ReturnType<typeof rateLimitModule.create>>['api'];
-  maintenance: Awaited<ReturnType<typeof maintenanceModule.create>>['api'];
-  health: Awaited<ReturnType<typeof healthModule.create>>['api'];
+  /** Every module's middleware, in the application's order. */
+  middleware: ModuleMiddleware[];
+  /** The api of a created module. */
+  api<Api>(name: string): Api;
   /** Starts what modules run once the instance serves (heartbeat, scheduler, workers). */
   start(): void;
   /** Lets modules' work in progress finish within the timeout (job runs), beside the requests' drain. */
@@ -77,130 +50,96 @@ export interface InstanceModules {
 }
 
 export interface ModuleOptions {
-  rateLimits?: RateLimitSettings | undefined;
+  rateLimits?: BuiltContext['options']['rateLimits'];
   rateLimitTimeoutMs?: number | undefined;
+  /** False in commands: the modules serve their api, nothing runs in the background (no workers, no heartbeat). */
+  serving?: boolean;
+  /** Only these modules and what they need (commands create what they use). */
+  only?: readonly string[];
 }
 
-/** Creates every module of one instance, in order; a module that fails to start closes those before it. */
-export async function createModules(config: Config, platform: Platform, options: ModuleOptions = {}): Promise<InstanceModules> {
+/** The modules named and every module they need, in the application's order. */
+function neededModules(application: Application, only: readonly string[] | undefined): readonly ModuleDefinition[] {
+  if (!only) {
+    return application.modules;
+  }
+  const byName = new Map(application.modules.map((module) => [module.name, module]));
+  const wanted = new Set<string>();
+  const visit = (name: string) => {
+    if (!wanted.has(name) && byName.has(name)) {
+      wanted.add(name);
+      (byName.get(name)!.needs ?? []).forEach(visit);
+    }
+  };
+  only.forEach(visit);
+  return application.modules.filter((module) => wanted.has(module.name));
+}
+
+/**
+ * The one composition root: creates the application's modules of one instance (or one command), in
+ * order, each given the api of the modules it needs; a module that fails to start closes those before it.
+ */
+export async function createModules(application: Application, config: Config, platform: Platform, options: ModuleOptions = {}): Promise<InstanceModules> {
+  const composed = compose(application);
   const created: AnyStarted[] = [];
+  const apis = new Map<string, unknown>();
   const closeAll = async () => {
     for (const { started } of [...created].reverse()) {
       await started.close?.();
     }
   };
-  async function add<N, A, D>(module: Module<N, A, D>, needs: N): Promise<A> {
-    const started = await module.create(needs);
-    created.push({ module, started: started as Started<unknown, unknown> });
-    return started.api;
-  }
-  const { pool, listener, logger, registry, build } = platform;
+  const serving = options.serving ?? true;
+  const staticJobs = [...composed.jobs, ...(config.testJobs ? testJobDefinitions() : [])];
   try {
-    const { recordAudit } = await add(auditModule, { pool });
-    // Loaded before serving: an instance started during maintenance starts in maintenance.
-    const settings = await add(settingsModule, { pool, listener, logger, recordAudit });
-    const releases = await add(releasesModule, {
-      pool,
-      listener,
-      logger,
-      heartbeatSeconds: config.heartbeatSeconds,
-      instance: {
+    for (const module of neededModules(application, options.only)) {
+      const needs = new Set(module.needs ?? []);
+      const context: BuiltContext = {
+        pool: platform.pool,
+        listener: platform.listener,
+        logger: platform.logger,
+        registry: platform.registry,
         instanceId: platform.instanceId,
-        version: build.version,
-        commit: build.commit,
-        buildTime: build.buildTime,
-        modified: build.modified,
-        runtimeVersion: process.version,
-        host: hostname(),
-        pid: process.pid,
-      },
-    });
-    const rateLimits = await add(rateLimitModule, {
-      decide: platform.rateLimitDecisions,
-      limits: options.rateLimits ?? settingsRateLimits(settings.reader),
-      logger,
-      registry,
-      decisionTimeoutMs: options.rateLimitTimeoutMs,
-      // Until every running instance has counted this one, deciding alone grants nothing (ADR 0020, amended 2026-11-26).
-      liveInstances: releases.shareDivisor,
-    });
-    const auth = await add(authModule, {
-      pool,
-      listener,
-      logger,
-      jwtPrivateKey: config.jwtPrivateKey,
-      secrets: openSecretBox(config),
-      mfaPolicy: { opsRequireMfa: () => settings.reader.boolean('auth.ops_require_mfa') },
-      attempts: signInAttempts(rateLimits.limiter),
-      recordAudit,
-    });
-    const maintenance = await add(maintenanceModule, {
-      registry,
-      settings: {
-        enabled: () => settings.reader.boolean('maintenance.enabled'),
-        message: () => settings.reader.string('maintenance.message'),
-        retryAfterSeconds: () => settings.reader.duration('maintenance.retry_after'),
-      },
-    });
-    const keyText = encryptionKeyText(config);
-    await add(identitiesModule, {
-      pool,
-      logger,
-      registry,
-      runTask: platform.tasks.runTask,
-      providers: config.oidcProviders,
-      box: openSecretBox(config),
-      encryptionKeys: keyText,
-      publicUrl: config.publicUrl,
-      accounts: identityAccounts,
-      completeSignIn: providerSignIn(auth.signingKey, recordAudit),
-      canStillSignIn,
-      identifyCaller: auth.identifyBearer,
-      recordAudit,
-    });
-    // The retention job reads its own status from the jobs module, created after it (its jobs go there).
-    const jobsCreated: { service?: Awaited<ReturnType<typeof jobsModule.create>>['api']['service'] } = {};
-    await add(retentionModule, {
-      targets: RETENTION_TARGETS,
-      pool,
-      connectionString: platform.directUrl,
-      purgeConnections: config.pools.taskThread,
-      settings: retentionSettings(settings.reader),
-      jobStatus: (db) => retentionJobStatus(jobsCreated.service!, db),
-      ensureAuditEventPartitions: () => ensureAuditEventPartitions(pool),
-      recordPurge: auditRetentionPurge,
-    });
-    const definitions: JobDefinition[] = [...created.flatMap(({ started }) => started.jobs ?? []), ...(config.testJobs ? testJobDefinitions() : [])];
-    const jobs = await add(jobsModule, {
-      pool,
-      listener,
-      logger,
-      registry,
-      runTask: platform.tasks.runTask,
-      instanceId: platform.instanceId,
-      definitions,
-      workers: config.jobWorkers,
-      queues: config.jobQueues,
-      leaseSeconds: config.jobLeaseSeconds,
-      runningInstances: releases.runningInstances,
-      recordAudit,
-    });
-    jobsCreated.service = jobs.service;
-    const health = await add(healthModule, {
-      pool,
-      logger,
-      registry,
-      instance: { id: platform.instanceId, ...build, startedAt: platform.startedAt },
-      checks: created.flatMap(({ started }) => started.readiness ?? []),
-      jobs: jobs.workerInfo,
-    });
-    await add(openApiModule, { document: () => apiDocument(build.version) });
+        runTask: platform.tasks.runTask,
+        serving,
+        config,
+        platform,
+        options,
+        collected: {
+          jobs: () => {
+            // A job bound by its module's create replaces the one it declared for commands.
+            const bound = created.flatMap(({ started }) => started.jobs ?? []);
+            return [...staticJobs.filter((job) => !bound.some((other) => other.name === job.name)), ...bound];
+          },
+          readiness: () => created.flatMap(({ started }) => started.readiness ?? []),
+          retention: composed.retention,
+          document: () => apiDocument(application, platform.build.version),
+        },
+        later: <Api>(name: string) => {
+          if (!apis.has(name)) {
+            throw new Error(`module ${name} is not created yet`);
+          }
+          return apis.get(name) as Api;
+        },
+        use<Api>(name: string): Api {
+          if (!needs.has(name) || !apis.has(name)) {
+            throw new Error(`module ${module.name} uses module ${name} without naming it in its needs`);
+          }
+          return apis.get(name) as Api;
+        },
+      };
+      const started = (await module.create?.(context)) ?? { api: undefined, routeDeps: undefined };
+      created.push({ module, started });
+      apis.set(module.name, started.api);
+    }
     return {
-      routes: created.flatMap(({ module, started }) => bindRoutes(module.routes, started.routeDeps)),
-      auth,
-      rateLimits,
-      maintenance,
-      health,
+      routes: created.flatMap(({ module, started }) => bindRoutes(module.routes ?? [], started.routeDeps)),
+      middleware: created.flatMap(({ started }) => (started.middleware ? [started.middleware] : [])),
+      api<Api>(name: string): Api {
+        if (!apis.has(name)) {
+          throw new Error(`application ${application.name} has no module ${name}`);
+        }
+        return apis.get(name) as Api;
+      },
       start: () => created.forEach(({ started }) => started.start?.()),
       drain: async (timeoutMs) => void (await Promise.all(created.map(({ started }) => started.drain?.(timeoutMs)))),
       close: closeAll,

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { currentApplication } from '../app/application.ts';
 import { type Config, loadConfig } from '../app/config.ts';
 import { type Flags, integerFlag } from './args.ts';
 
@@ -18,6 +19,6 @@ export async function serve(flags: Flags): Promise<void> {
   } else {
     // Answered while the instance's code still loads: loading is slow, not stuck.
     (await import('../app/liveness.ts')).answerLivenessPings();
-    await (await import('../app/worker.ts')).runWorker(config);
+    await (await import('../app/worker.ts')).runWorker(await currentApplication(), config);
   }
 }

@@ -1,23 +1,91 @@
+import type Koa from 'koa';
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import type { Registry } from 'prom-client';
+import type { AgingTarget } from './db/aging.ts';
+import type { NotificationListener } from './db/listener.ts';
 import type { StatusTable } from './errors.ts';
 import type { AnyRoute, RouteDefinition } from './http/route.ts';
 import type { JobDefinition } from './jobs.ts';
 import type { ReadinessCheck } from './readiness.ts';
+import type { RunTask } from './tasks/pool.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a route's input schemas vary; its dependencies do not
 export type Route<D> = RouteDefinition<any, any, any, D>;
 
-/**
- * A capability as `src/app/` plugs it in. The static half (routes, statuses) is known without a
- * database: the OpenAPI document and the status table are built from it alone. `create` runs once
- * per instance, in dependency order, with the modules created before it.
- */
-export interface Module<Needs, Api, RouteDeps> {
+/** One runtime setting a module declares; the settings module serves every module's (names are public API). */
+export type SettingDeclaration =
+  | { name: string; group: string; description: string; kind: 'integer'; default: number; min: number; max: number; reasonRequired?: boolean }
+  | { name: string; group: string; description: string; kind: 'boolean'; default: boolean; reasonRequired?: boolean }
+  /** Held in whole seconds. */
+  | { name: string; group: string; description: string; kind: 'duration'; default: number; min: number; max: number; reasonRequired?: boolean }
+  | { name: string; group: string; description: string; kind: 'string'; default: string; maxLength: number; reasonRequired?: boolean };
+
+/** A flag of a module's CLI command. */
+export interface CommandFlag {
+  type: 'string' | 'boolean';
+  description: string;
+  /** What the value stands for in usage lines: E, N, 15m. */
+  value?: string;
+  multiple?: boolean;
+}
+
+/** A command or subcommand as data: parsing, --help and the command list come from it. */
+export interface CommandShape {
   name: string;
-  /** Static data: each handler receives `routeDeps` of the created module when it runs. */
-  routes: readonly Route<RouteDeps>[];
-  /** Error code → HTTP status of the codes this module throws. */
-  statuses: StatusTable;
-  create(needs: Needs): Started<Api, RouteDeps> | Promise<Started<Api, RouteDeps>>;
+  summary: string;
+  /** Positional words after the (sub)command name, in usage form: ['NAME']. */
+  args?: string[];
+  flags?: Record<string, CommandFlag>;
+  subcommands?: CommandShape[];
+}
+
+/** A parsed command line: positional words (the subcommand first) and --flags (repeatable ones as lists). */
+export interface CommandLine {
+  positional: string[];
+  values: Map<string, string[]>;
+}
+
+/** A CLI command a module adds to the application's `backplane` command (ADR 0110). */
+export interface ModuleCommand extends CommandShape {
+  /** Resolves with the exit code (0 unless given). */
+  run(command: CommandLine): Promise<number | void>;
+}
+
+/** Work a module runs in the pod's primary process, beside the instances (the rate-limit decisions today). */
+export interface PrimaryWork {
+  /** Called for each instance the primary forks. */
+  serve?(worker: unknown): void;
+  close(): Promise<void>;
+}
+
+/** Answers a request before Koa sees it with the error it returns (refusals known from memory); undefined lets it through. */
+export type { EarlyAnswer } from './http/requestFrame.ts';
+import type { EarlyAnswer } from './http/requestFrame.ts';
+
+/** HTTP middleware by phase, outermost first across modules in the application's order. */
+export interface ModuleMiddleware {
+  /** Before Koa parses anything. */
+  early?: EarlyAnswer;
+  /** After the request line and headers, before the body is read. */
+  beforeBody?: Koa.Middleware[];
+  /** Around the router, once the body is parsed. */
+  aroundRouter?: Koa.Middleware[];
+}
+
+/** What every module of an instance is given; `use` reaches the api of a module named in `needs`. */
+export interface ModuleContext {
+  pool: pg.Pool;
+  listener: NotificationListener;
+  logger: Logger;
+  registry: Registry;
+  instanceId: string;
+  runTask: RunTask;
+  /** False in CLI commands: nothing runs in the background, modules only serve their api. */
+  serving: boolean;
+  /** The application's configuration (src/app/config.ts). */
+  config: unknown;
+  use<Api>(name: string): Api;
 }
 
 /** A module created on an instance. */
@@ -30,6 +98,8 @@ export interface Started<Api, RouteDeps> {
   jobs?: JobDefinition[];
   /** Reported by /readyz and /ops/system. */
   readiness?: ReadinessCheck[];
+  /** HTTP middleware, by phase. */
+  middleware?: ModuleMiddleware;
   /** Called once the instance serves. */
   start?(): void;
   /** Stops taking new work and lets work in progress finish within the timeout, beside the requests' drain. */
@@ -38,9 +108,54 @@ export interface Started<Api, RouteDeps> {
   close?(): void | Promise<void>;
 }
 
-export function defineModule<Needs, Api, RouteDeps>(module: Module<Needs, Api, RouteDeps>): Module<Needs, Api, RouteDeps> {
+/** What a module declares without a database: every list the composition root collects comes from here. */
+export interface ModuleDeclarations<Permission extends string = string, RouteDeps = unknown> {
+  name: string;
+  /** Other modules this one uses, by name: checked when the application is composed. */
+  needs?: readonly string[];
+  /** Permission name → what holding it allows. Names are public API. */
+  permissions?: Readonly<Record<Permission, string>>;
+  /** Static data: each handler receives `routeDeps` of the created module when it runs. */
+  routes?: readonly (Route<RouteDeps> & { permission?: NoInfer<Permission> | undefined })[];
+  /** Error code → HTTP status of the codes this module throws. */
+  statuses?: StatusTable;
+  settings?: readonly SettingDeclaration[];
+  /** Audit action → what the event records. */
+  auditActions?: Readonly<Record<string, string>>;
+  /** How the module's tables age and are purged by the retention job. */
+  retention?: readonly AgingTarget[];
+  /** Scheduled jobs whose handlers need nothing from `create` (the job context gives the pool, tasks and logger). */
+  jobs?: readonly JobDefinition[];
+  commands?: readonly ModuleCommand[];
+  /** Work in the pod's primary, started once per pod. */
+  primary?(context: { config: unknown; logger: Logger }): PrimaryWork | undefined;
+}
+
+/** A capability as an application composes it (ADR 0120). */
+export interface ModuleDefinition<Api = unknown, RouteDeps = unknown, Permission extends string = string> extends ModuleDeclarations<Permission, RouteDeps> {
+  create?(context: ModuleContext): Started<Api, RouteDeps> | Promise<Started<Api, RouteDeps>>;
+}
+
+/** Declares a module; route permissions are checked against the declared ones. */
+export function defineModule<Api = unknown, RouteDeps = unknown, Permission extends string = string>(
+  module: ModuleDefinition<Api, RouteDeps, Permission>,
+): ModuleDefinition<Api, RouteDeps, Permission> {
+  return module;
+}
+
+/**
+ * One of Backplane's own capabilities, created from hand-shaped needs; src/app/backplaneModules.ts
+ * turns each into a ModuleDefinition by saying where its needs come from.
+ */
+export interface Module<Needs, Api, RouteDeps> extends Omit<ModuleDeclarations<string, RouteDeps>, 'needs'> {
+  routes: readonly Route<RouteDeps>[];
+  statuses: StatusTable;
+  create(needs: Needs): Started<Api, RouteDeps> | Promise<Started<Api, RouteDeps>>;
+}
+
+export function definePart<Needs, Api, RouteDeps>(module: Module<Needs, Api, RouteDeps>): Module<Needs, Api, RouteDeps> {
   return module;
 }
 
 /** Every route of some modules, for the document (no dependencies needed). */
-export const routesOf = (modules: readonly { routes: readonly AnyRoute[] }[]): AnyRoute[] => modules.flatMap((module) => module.routes);
+export const routesOf = (modules: readonly { routes?: readonly AnyRoute[] | undefined }[]): AnyRoute[] => modules.flatMap((module) => module.routes ?? []);

@@ -1,13 +1,14 @@
 import test from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { loadApiExamples } from '../../src/app/apiExamples.ts';
+import { backplaneApplication } from '../../src/app/defaultApplication.ts';
 import { apiDocument } from '../../src/app/modules.ts';
 import { operationOf, undeclared } from '../support/declaredResponses.ts';
 
 // api/examples.json holds real requests and answers (npm run api:examples); the document shows
 // them. They must still fit the schemas, and every operation must have one.
 const examples = loadApiExamples();
-const document = apiDocument('0.0.0') as { paths: Record<string, Record<string, any>> };
+const document = apiDocument(backplaneApplication, '0.0.0') as { paths: Record<string, Record<string, any>> };
 const ajv = new Ajv2020({ strict: false });
 ajv.addFormat('int32', true).addFormat('int64', true);
 // Answered without a body: 204, or a 302 to the identity provider.

@@ -1,26 +1,2 @@
-import { loadConfig } from '../../src/app/config.ts';
-import { type RunningInstance, startInstance } from '../../src/app/instance.ts';
-import type { RateLimitSettings } from '../../src/modules/ratelimit/index.ts';
-
-/** The key test instances seal secrets with (never the development key file in the working tree). */
-export const TEST_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
-
-/** One real instance in this process on a free port, against the given database. */
-export async function startTestInstance(
-  databaseUrl: string,
-  env: Record<string, string> = {},
-  options: { rateLimits?: RateLimitSettings; rateLimitTimeoutMs?: number } = {},
-): Promise<RunningInstance> {
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
-    APP_METRICS_PORT: '0',
-    APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-    // The request deadline covers the limiter's wait: a bound raised for loaded machines needs a deadline above it.
-    ...(options.rateLimitTimeoutMs ? { APP_REQUEST_DEADLINE_SECONDS: String(Math.ceil(options.rateLimitTimeoutMs / 1_000) + 5) } : {}),
-    ...env,
-  });
-  return startInstance(config, options);
-}
+// One real instance in this process, as backplane/testing starts it for applications.
+export { TEST_ENCRYPTION_KEY, startTestInstance } from '../../src/testing/instance.ts';

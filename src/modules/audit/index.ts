@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { defineModule } from '../../platform/module.ts';
+import { definePart } from '../../platform/module.ts';
 import { auditStatuses } from './errors.ts';
 import { createAuditQueries } from './queries.ts';
 import { recordAuditEvent } from './record.ts';
@@ -23,15 +23,17 @@ export { auditEventsAging } from './aging.ts';
 export { auditStatuses } from './errors.ts';
 
 /** The audit log: every module records its events through `api.recordAudit`, in its own transaction. */
-export const auditModule = defineModule({
+export const auditModule = definePart({
   name: 'audit',
   routes: auditRoutes,
   statuses: auditStatuses,
+  /** Permission name → what it allows; names are public API. */
+  permissions: { 'ops.audit.read': 'Read the audit log and its statistics' },
+  jobs: [auditRollupJob],
   create(needs: { pool: pg.Pool }) {
     return {
       api: { recordAudit: async (...args: Parameters<typeof recordAuditEvent>) => void (await recordAuditEvent(...args)) },
       routeDeps: { audit: createAuditQueries(needs.pool) },
-      jobs: [auditRollupJob],
     };
   },
 });

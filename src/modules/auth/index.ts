@@ -3,7 +3,7 @@ import type { NotificationListener } from '../../platform/db/listener.ts';
 import type pg from 'pg';
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { RecordAudit } from '../../platform/audit.ts';
-import { defineModule } from '../../platform/module.ts';
+import { definePart } from '../../platform/module.ts';
 import type { SecretBox } from '../../platform/secrets/secretBox.ts';
 import { createAccessRevocations } from './accessRevocations.ts';
 import { createTokenVerifier } from './accessTokens.ts';
@@ -53,10 +53,12 @@ export interface AuthNeeds {
 }
 
 /** Accounts, roles, sessions, two-factor sign-in and the bearer check of every route. */
-export const authModule = defineModule({
+export const authModule = definePart({
   name: 'auth',
   routes: [...authRoutes, ...signInRoutes, ...mfaRoutes, ...rolesRoutes],
   statuses: authStatuses,
+  /** Permission name → what it allows; names are public API. */
+  permissions: { 'ops.roles.read': 'List roles and their permissions', 'ops.roles.write': 'Create and change roles and grant them (only permissions the caller holds)' },
   async create(needs: AuthNeeds) {
     const keys = await createKeyRing({ db: needs.pool, listener: needs.listener, logger: needs.logger, box: needs.secrets, pem: needs.jwtPrivateKey });
     const { signingKey } = keys;

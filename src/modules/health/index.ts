@@ -3,7 +3,7 @@ import { withDatabaseDeadline } from '../../platform/db/deadline.ts';
 import { listMigrationFiles, migrationStatus } from '../../platform/db/migrations.ts';
 import type { InstrumentedPool } from '../../platform/db/pool.ts';
 import type { Registry } from '../../platform/metrics/registry.ts';
-import { defineModule } from '../../platform/module.ts';
+import { definePart } from '../../platform/module.ts';
 import type { ReadinessCheck } from '../../platform/readiness.ts';
 import { registerRuntimeMetrics } from './metrics.ts';
 import { createReadiness } from './readiness.ts';
@@ -28,10 +28,12 @@ export interface HealthNeeds {
 }
 
 /** Probes and the instance's own description: /livez, /readyz, GET /ops/system and the runtime metrics. */
-export const healthModule = defineModule({
+export const healthModule = definePart({
   name: 'health',
   routes: healthRoutes,
   statuses: {},
+  /** Permission name → what it allows; names are public API. */
+  permissions: { 'ops.system.read': 'Read the system report of an instance (pool, runtime, migrations, readiness)' },
   create(needs: HealthNeeds) {
     const runtime = createRuntimeSampler();
     registerRuntimeMetrics(needs.registry, runtime);

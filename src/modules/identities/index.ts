@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type client from 'prom-client';
 import type { RunTask } from '../../platform/tasks/pool.ts';
 import type { SecretBox } from '../../platform/secrets/secretBox.ts';
-import { defineModule } from '../../platform/module.ts';
+import { definePart } from '../../platform/module.ts';
 import type { IdentitiesDeps } from './deps.ts';
 import { identitiesStatuses } from './errors.ts';
 import { createRevocationMetrics } from './metrics.ts';
@@ -42,11 +42,13 @@ export interface IdentitiesNeeds {
 }
 
 /** Third-party sign-in (OpenID Connect) and the revocation of providers' refresh tokens. */
-export const identitiesModule = defineModule({
+export const identitiesModule = definePart({
   name: 'identities',
   routes: identitiesRoutes,
   statuses: identitiesStatuses,
   /** Providers are discovered in the background from creation on; close() stops retrying. */
+  // Declared for commands (jobs list, run); the instance's create binds it to its revocations.
+  jobs: [revokeTokensJob(() => Promise.reject(new Error('the revocation job runs on an instance')))],
   create(needs: IdentitiesNeeds) {
     const logger = needs.logger.child({ module: 'identities' });
     const providers = createProviderDirectory(needs.providers, logger);

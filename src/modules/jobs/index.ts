@@ -7,7 +7,7 @@ import { type JobDefinition, createJobRegistry } from './definitions.ts';
 import { jobsStatuses } from './errors.ts';
 import { createJobMetrics, registerJobTimestampMetrics } from './metrics.ts';
 import type { RecordAudit } from '../../platform/audit.ts';
-import { defineModule } from '../../platform/module.ts';
+import { definePart } from '../../platform/module.ts';
 import type { JobsServiceDeps } from './ports.ts';
 import { jobsRoutes } from './routes.ts';
 import { startJobScheduler } from './scheduler.ts';
@@ -45,10 +45,12 @@ export interface JobsNeeds {
 }
 
 /** Background jobs: definitions checked at creation; scheduling and workers start with the instance and drain with it. */
-export const jobsModule = defineModule({
+export const jobsModule = definePart({
   name: 'jobs',
   routes: jobsRoutes,
   statuses: jobsStatuses,
+  /** Permission name → what it allows; names are public API. */
+  permissions: { 'ops.jobs.read': 'Read job definitions, runs and the jobs overview', 'ops.jobs.write': 'Enable, disable and reschedule jobs', 'ops.jobs.run': 'Queue a run of a job now' },
   create(needs: JobsNeeds) {
     const jobs = createJobRegistry(needs.definitions);
     const metrics = createJobMetrics(needs.registry);

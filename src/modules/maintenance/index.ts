@@ -1,5 +1,5 @@
 import type { Registry } from '../../platform/metrics/registry.ts';
-import { defineModule } from '../../platform/module.ts';
+import { definePart } from '../../platform/module.ts';
 import { registerMaintenanceMetrics } from './metrics.ts';
 import { type MaintenanceSettings, maintenanceMode, maintenanceStatuses } from './middleware.ts';
 
@@ -7,7 +7,7 @@ export { maintenanceMode, maintenanceStatuses, isOpenDuringMaintenance, DEFAULT_
 export { registerMaintenanceMetrics } from './metrics.ts';
 
 /** Maintenance mode: every instance answers 503 maintenance, except the routes that must stay open. */
-export const maintenanceModule = defineModule({
+export const maintenanceModule = definePart({
   name: 'maintenance',
   routes: [],
   statuses: maintenanceStatuses,

@@ -1,9 +1,9 @@
-import { defineModule } from '../../platform/module.ts';
+import { definePart } from '../../platform/module.ts';
 import { type OpenApiRouteDeps, openApiRoutes } from './routes.ts';
 
 
 /** The API's own description: /openapi.json and the /docs page, built from every module's routes. */
-export const openApiModule = defineModule({
+export const openApiModule = definePart({
   name: 'openapi',
   routes: openApiRoutes,
   statuses: {},

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from '../../platform/metrics/registry.ts';
-import { defineModule } from '../../platform/module.ts';
+import { definePart } from '../../platform/module.ts';
 import { ratelimitCleanupJob } from './cleanupJob.ts';
 import { rateLimitStatuses } from './errors.ts';
 import { createRateLimiter } from './limiter.ts';
@@ -49,10 +49,11 @@ export type { Decision, LimitSource, RateLimit } from './rules.ts';
 export { type CountedBeat, type ShareCount, UNCOUNTED, countShares, shareDivisor } from './shareCount.ts';
 
 /** Limits shared by every instance, decided in PostgreSQL (GCRA), with each instance's share when it must decide alone. */
-export const rateLimitModule = defineModule({
+export const rateLimitModule = definePart({
   name: 'ratelimit',
   routes: [],
   statuses: rateLimitStatuses,
+  jobs: [ratelimitCleanupJob],
   create(needs: RateLimitNeeds) {
     const limiter = createRateLimiter<LimiterName>({
       ...('pod' in needs.decide
@@ -89,7 +90,6 @@ export const rateLimitModule = defineModule({
       },
       routeDeps: undefined,
       readiness: [readinessCheck],
-      jobs: [ratelimitCleanupJob],
     };
   },
 });

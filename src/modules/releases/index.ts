@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
-import { defineModule } from '../../platform/module.ts';
+import { definePart } from '../../platform/module.ts';
 import { type InstanceTracker, trackInstance } from './heartbeat.ts';
 import { releasesRoutes } from './routes.ts';
 import type { InstanceRecord } from './store.ts';
@@ -21,10 +21,12 @@ export interface ReleasesNeeds {
 }
 
 /** Which instances run which release: each registers and heartbeats from the moment it serves. */
-export const releasesModule = defineModule({
+export const releasesModule = definePart({
   name: 'releases',
   routes: releasesRoutes,
   statuses: {},
+  /** Permission name → what it allows; names are public API. */
+  permissions: { 'ops.releases.read': 'Read the releases and instances that ran against the database' },
   create(needs: ReleasesNeeds) {
     let tracker: InstanceTracker | undefined;
     return {

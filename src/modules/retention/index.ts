@@ -1,4 +1,4 @@
-import { defineModule } from '../../platform/module.ts';
+import { definePart } from '../../platform/module.ts';
 import { retentionStatuses } from './errors.ts';
 import { retentionRoutes } from './routes.ts';
 import { retentionJob } from './job.ts';
@@ -13,20 +13,16 @@ export type { RetentionJobDeps, RetentionJobStatus, RetentionPurged, RetentionSe
 export type RetentionNeeds = RetentionJobDeps & Omit<RetentionServiceDeps, 'queryTimeoutMs'>;
 
 /** Deletes each kind of data once older than its setting, with the `retention` job; GET /ops/retention shows where each kind stands. */
-export const retentionModule = defineModule({
+export const retentionModule = definePart({
   name: 'retention',
   routes: retentionRoutes,
   statuses: retentionStatuses,
   create(needs: RetentionNeeds) {
+    const service: RetentionServiceDeps = { targets: needs.targets, pool: needs.pool, settings: needs.settings, jobStatus: needs.jobStatus, queryTimeoutMs: 5_000 };
     return {
-      api: {},
-      routeDeps: {
-        targets: needs.targets,
-        pool: needs.pool,
-        settings: needs.settings,
-        jobStatus: needs.jobStatus,
-        queryTimeoutMs: 5_000,
-      } satisfies RetentionServiceDeps,
+      /** The overview, for commands (upgrade's checks). */
+      api: { service },
+      routeDeps: service,
       jobs: [retentionJob(needs)],
     };
   },

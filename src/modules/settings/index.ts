@@ -4,7 +4,7 @@ import type { NotificationListener } from '../../platform/db/listener.ts';
 import { type SettingsCacheOptions, createSettingsCache } from './cache.ts';
 import { createSettingsReader } from './reader.ts';
 import type { RecordAudit } from '../../platform/audit.ts';
-import { defineModule } from '../../platform/module.ts';
+import { definePart } from '../../platform/module.ts';
 import { settingsStatuses } from './errors.ts';
 import { settingsRoutes } from './routes.ts';
 import { createSettingsService } from './service.ts';
@@ -28,10 +28,12 @@ export interface SettingsNeeds {
 }
 
 /** Runtime settings: held in memory on every instance, changed with a reason, followed within a second. */
-export const settingsModule = defineModule({
+export const settingsModule = definePart({
   name: 'settings',
   routes: settingsRoutes,
   statuses: settingsStatuses,
+  /** Permission name → what it allows; names are public API. */
+  permissions: { 'ops.settings.read': 'Read runtime settings, their history and the retention overview', 'ops.settings.write': 'Change runtime settings' },
   /** Loads every setting before returning, so an instance never serves on defaults it should not. */
   async create(needs: SettingsNeeds) {
     const cache = createSettingsCache(needs.pool, needs.listener, needs.logger, needs.cache);

@@ -1,0 +1,156 @@
+import type { AgingTarget } from '../platform/db/aging.ts';
+import type { StatusTable } from '../platform/errors.ts';
+import type { JobDefinition } from '../platform/jobs.ts';
+import type { ModuleCommand, ModuleDefinition, SettingDeclaration } from '../platform/module.ts';
+
+/** An application: Backplane's modules and its own, composed once and used by `serve`, every command, the tests and the benches. */
+export interface Application {
+  readonly name: string;
+  /** In the order an instance creates them (modules that collect from the others last). */
+  readonly modules: readonly ModuleDefinition[];
+  /** The folder of the application's own migrations, run after Backplane's under the same lock. */
+  readonly migrations?: string | undefined;
+}
+
+export interface ApplicationOptions {
+  name: string;
+  /** `backplaneModules` and the application's own, one line each. */
+  modules: readonly ModuleDefinition[];
+  migrations?: string | undefined;
+}
+
+/** The lists the composition root collects from the modules; none is written anywhere else. */
+export interface Composed {
+  permissions: ReadonlyMap<string, string>;
+  settings: readonly SettingDeclaration[];
+  jobs: readonly JobDefinition[];
+  retention: readonly AgingTarget[];
+  auditActions: ReadonlyMap<string, string>;
+  statuses: readonly StatusTable[];
+  commands: readonly ModuleCommand[];
+}
+
+export class CompositionError extends Error {}
+
+/** Modules that collect from every other one (jobs, readiness, the document) are created after the rest. */
+const COLLECTING = new Set(['jobs', 'health', 'openapi']);
+
+/**
+ * Composes an application: names are unique, every module's needs are in it and created before it
+ * (a clear error names the missing module), and each declared name (permission, setting, job,
+ * audit action, error code) belongs to one module.
+ */
+export function defineApplication(options: ApplicationOptions): Application {
+  const modules = [...options.modules.filter((m) => !COLLECTING.has(m.name)), ...options.modules.filter((m) => COLLECTING.has(m.name))];
+  const seen = new Set<string>();
+  for (const module of modules) {
+    if (!/^[a-z][a-z0-9_]*$/.test(module.name)) {
+      throw new CompositionError(`module name ${JSON.stringify(module.name)} is not lowercase letters, digits and _`);
+    }
+    if (seen.has(module.name)) {
+      throw new CompositionError(`module ${module.name} is listed twice`);
+    }
+    seen.add(module.name);
+  }
+  const position = new Map(modules.map((module, index) => [module.name, index]));
+  for (const [index, module] of modules.entries()) {
+    for (const need of module.needs ?? []) {
+      const at = position.get(need);
+      if (at === undefined) {
+        throw new CompositionError(`module ${module.name} needs module ${need}, which application ${options.name} does not list`);
+      }
+      if (at > index) {
+        throw new CompositionError(`module ${module.name} needs module ${need}: list ${need} before ${module.name}`);
+      }
+    }
+  }
+  const application: Application = { name: options.name, modules, migrations: options.migrations };
+  compose(application);
+  return application;
+}
+
+const composedOf = new WeakMap<Application, Composed>();
+
+/** Every list the modules declare, collected once per application; a name declared twice fails. */
+export function compose(application: Application): Composed {
+  const known = composedOf.get(application);
+  if (known) {
+    return known;
+  }
+  const owners = new Map<string, string>();
+  const statusOf = new Map<string, string>();
+  const claim = (kind: string, name: string, module: string) => {
+    if (kind.startsWith('error code')) {
+      const known = statusOf.get(kind);
+      if (known !== undefined && known !== name) {
+        throw new CompositionError(`${kind.slice(0, -3)} is answered with status ${known} and ${name} (module ${module})`);
+      }
+      statusOf.set(kind, name);
+      return;
+    }
+    const key = `${kind} ${name}`;
+    const owner = owners.get(key);
+    if (owner !== undefined && owner !== module) {
+      throw new CompositionError(`${kind} ${name} is declared by modules ${owner} and ${module}`);
+    }
+    owners.set(key, module);
+  };
+  const permissions = new Map<string, string>();
+  const auditActions = new Map<string, string>();
+  const settings: SettingDeclaration[] = [];
+  const jobs: JobDefinition[] = [];
+  const retention: AgingTarget[] = [];
+  const commands: ModuleCommand[] = [];
+  for (const module of application.modules) {
+    for (const [name, description] of Object.entries<string>(module.permissions ?? {})) {
+      claim('permission', name, module.name);
+      permissions.set(name, description);
+    }
+    for (const [name, description] of Object.entries<string>(module.auditActions ?? {})) {
+      claim('audit action', name, module.name);
+      auditActions.set(name, description);
+    }
+    for (const setting of module.settings ?? []) {
+      claim('setting', setting.name, module.name);
+      settings.push(setting);
+    }
+    for (const job of module.jobs ?? []) {
+      claim('job', job.name, module.name);
+      jobs.push(job);
+    }
+    for (const target of module.retention ?? []) {
+      claim('retention target', target.kind, module.name);
+      retention.push(target);
+    }
+    for (const command of module.commands ?? []) {
+      claim('command', command.name, module.name);
+      commands.push(command);
+    }
+    // Modules may share a code (account_not_found) when they map it to the same status.
+    for (const [code, status] of Object.entries(module.statuses ?? {})) {
+      claim(`error code ${code} as`, String(status), module.name);
+    }
+  }
+  for (const module of application.modules) {
+    for (const route of module.routes ?? []) {
+      if (route.permission !== undefined && !permissions.has(route.permission)) {
+        throw new CompositionError(`route ${route.method} ${route.path} of module ${module.name} checks permission ${route.permission}, which no module declares`);
+      }
+    }
+  }
+  const composed: Composed = { permissions, settings, jobs, retention, auditActions, statuses: application.modules.map((m) => m.statuses ?? {}), commands };
+  composedOf.set(application, composed);
+  return composed;
+}
+
+let current: Application | undefined;
+
+/** The application this process runs: set by `runCli`; Backplane's modules alone by default. */
+export function useApplication(application: Application): void {
+  current = application;
+}
+
+export async function currentApplication(): Promise<Application> {
+  current ??= (await import('./defaultApplication.ts')).backplaneApplication;
+  return current;
+}

@@ -1,0 +1,33 @@
+// The `backplane` package: what an application needs to define its modules, compose them with
+// Backplane's own and run the cluster and the command line (ADR 0120, ADR 0121). Nothing else is
+// public: api/library.api.md records this surface, and a release may only add to it.
+export { defineModule } from './platform/module.ts';
+export type {
+  CommandFlag,
+  CommandLine,
+  CommandShape,
+  EarlyAnswer,
+  ModuleCommand,
+  ModuleContext,
+  ModuleDeclarations,
+  ModuleDefinition,
+  ModuleMiddleware,
+  PrimaryWork,
+  Route,
+  SettingDeclaration,
+  Started,
+} from './platform/module.ts';
+export { backplaneModules } from './app/backplaneModules.ts';
+export { CompositionError, defineApplication } from './app/application.ts';
+export type { Application, ApplicationOptions } from './app/application.ts';
+export { runCli } from './commands/main.ts';
+export { defineRoute, reply, routeDefiner } from './platform/http/route.ts';
+export type { HandlerInput, HttpMethod, RouteDefinition } from './platform/http/route.ts';
+export { AppError } from './platform/errors.ts';
+export type { StatusTable } from './platform/errors.ts';
+export { defineJob } from './platform/jobs.ts';
+export type { JobContext, JobDefinition } from './platform/jobs.ts';
+export type { ReadinessCheck } from './platform/readiness.ts';
+export type { AgingTarget, TargetAge } from './platform/db/aging.ts';
+export type { AuditEvent, RecordAudit } from './platform/audit.ts';
+export type { Queryable } from './platform/db/pool.ts';

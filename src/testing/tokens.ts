@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import { issueAccessToken } from '../modules/auth/accessTokens.ts';
+import { createAccount, createRole, grantRoleToAccount } from '../modules/auth/service.ts';
+import { type SigningKey, loadSigningKey } from '../modules/auth/signingKeys.ts';
+import type { Queryable } from '../platform/db/pool.ts';
+import { createSecretBox, parseEncryptionKeys } from '../platform/secrets/secretBox.ts';
+import { TEST_ENCRYPTION_KEY } from './instance.ts';
+
+/** The box test instances seal with (TEST_ENCRYPTION_KEY). */
+export const testBox = createSecretBox(parseEncryptionKeys(TEST_ENCRYPTION_KEY)!);
+
+/** The stored key that signs, as a test instance opens it (generated and sealed when none is stored yet). */
+export const testSigningKey = (db: Queryable): Promise<SigningKey> => loadSigningKey(db, undefined, testBox);
+
+export interface TestAccount {
+  id: string;
+  email: string;
+  token: string;
+}
+
+/**
+ * An account holding the given roles (created as custom roles from `permissions` when given),
+ * with a token as `token issue` makes it.
+ */
+export async function accountWithToken(
+  db: Queryable,
+  options: { roles?: string[]; permissions?: string[]; methods?: string[]; ttlSeconds?: number } = {},
+): Promise<TestAccount> {
+  const email = `user-${randomBytes(4).toString('hex')}@example.com`;
+  const account = await createAccount(db, email, undefined);
+  const roles = [...(options.roles ?? [])];
+  if (options.permissions) {
+    const role = `custom_${randomBytes(4).toString('hex')}`;
+    await createRole(db, role, options.permissions);
+    roles.push(role);
+  }
+  for (const role of roles) {
+    await grantRoleToAccount(db, email, role);
+  }
+  const key = await testSigningKey(db);
+  const { token } = await issueAccessToken(key, { accountId: account.id, email, methods: options.methods ?? ['cli'] }, options.ttlSeconds ?? 900);
+  return { id: account.id, email, token };
+}
+
+export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
