@@ -47,3 +47,6 @@ export function withHeaders(error: unknown, headers: Record<string, string>): un
     headers: { value: { ...headers, ...error.headers }, enumerable: true },
   }) as AppError;
 }
+
+/** 400 validation_failed: fields of the input break their rules (the request's, or a command's). */
+export const validationFailed = (issues: FieldIssue[]) => new AppError('validation_failed', 'The request has invalid fields.', { issues });

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { issueAccessToken } from '../modules/auth/accessTokens.ts';
-import { createAccount, createRole, grantRoleToAccount } from '../modules/auth/service.ts';
-import { type SigningKey, loadSigningKey } from '../modules/auth/signingKeys.ts';
+import { type SigningKey, createAccount, createRole, grantRoleToAccount, issueAccessToken, loadSigningKey } from '../modules/auth/index.ts';
 import type { Queryable } from '../platform/db/pool.ts';
 import { createSecretBox, parseEncryptionKeys } from '../platform/secrets/secretBox.ts';
 import { TEST_ENCRYPTION_KEY } from './instance.ts';

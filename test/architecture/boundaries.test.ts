@@ -2,9 +2,11 @@ import test from 'ava';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
-// Module boundaries (ADR 0006): a capability is used only through its
-// index.ts, and the platform knows no capability.
+// Module boundaries (ADR 0006, ADR 0120): a capability is used only through its index.ts, the
+// platform knows no capability, and use cases know nothing of HTTP. Imports are read by the
+// TypeScript compiler (any quote style, `export ... from`, dynamic import()), not by a pattern.
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 
 function sourceFiles(dir: string): string[] {
@@ -14,23 +16,44 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s*'([^']+)'|\bimport\(\s*'([^']+)'\s*\)/g;
-
-/** Every relative import of the source tree, as paths relative to src/. */
-function imports(): Array<{ from: string; to: string }> {
-  return sourceFiles(src).flatMap((file) =>
-    [...readFileSync(file, 'utf8').matchAll(IMPORT)]
-      .map((match) => match[1] ?? match[2]!)
-      .filter((specifier) => specifier.startsWith('.'))
-      .map((specifier) => ({ from: relative(src, file), to: relative(src, resolve(dirname(file), specifier)) })),
-  );
+interface Import {
+  from: string;
+  /** Relative to src/ for the tree's own files; the package name otherwise. */
+  to: string;
 }
+
+/** What a file imports, as the compiler sees it: static imports, re-exports and import() calls. */
+export function importsOf(file: string, text: string): Import[] {
+  return ts.preProcessFile(text, true, true).importedFiles.map(({ fileName }) => ({
+    from: relative(src, file),
+    to: fileName.startsWith('.') ? relative(src, resolve(dirname(file), fileName)) : fileName,
+  }));
+}
+
+const imports = (): Import[] => sourceFiles(src).flatMap((file) => importsOf(file, readFileSync(file, 'utf8')));
 
 const moduleOf = (path: string) => /^modules\/([^/]+)\//.exec(path)?.[1];
 const layerOf = (path: string) => path.split('/')[0];
 
+/**
+ * A module's files that speak HTTP: its index.ts (which hands routes to the application), its
+ * routes (routes.ts, *Routes.ts), their schemas (schemas.ts), its middleware (middleware.ts) and
+ * auth's route guard (guard.ts). Every other file of a module is a use case or its store.
+ */
+const HTTP_FILE = /(^|\/)(index|routes|[a-zA-Z]+Routes|schemas|middleware|guard)\.ts$/;
+export const isUseCase = (path: string) => moduleOf(path) !== undefined && !HTTP_FILE.test(path);
+const speaksHttp = (to: string) => to === 'koa' || to.startsWith('@koa/') || to.startsWith('platform/http/');
+
+test('imports are read in any quote style, from re-exports and from dynamic import()', (t) => {
+  const text = `import a from "./a.ts";\nexport { b } from '../b.ts';\nconst c = await import(\`./c.ts\`);\nimport type { D } from 'koa';\n`;
+  t.deepEqual(
+    importsOf(join(src, 'modules/x/y.ts'), text).map(({ to }) => to),
+    ['modules/x/a.ts', 'modules/b.ts', 'modules/x/c.ts', 'koa'],
+  );
+});
+
 test('the platform imports no module, no app code and no command', (t) => {
-  const crossing = imports().filter(({ from, to }) => layerOf(from) === 'platform' && layerOf(to) !== 'platform');
+  const crossing = imports().filter(({ from, to }) => layerOf(from) === 'platform' && ['modules', 'app', 'commands', 'console', 'testing'].includes(layerOf(to)!));
   t.deepEqual(crossing, []);
 });
 
@@ -40,7 +63,7 @@ test('a module imports another module only through its index.ts, and never app c
     if (!owner) {
       return false;
     }
-    if (layerOf(to) === 'app' || layerOf(to) === 'commands') {
+    if (layerOf(to) === 'app' || layerOf(to) === 'commands' || layerOf(to) === 'testing') {
       return true;
     }
     const target = moduleOf(to);
@@ -49,7 +72,14 @@ test('a module imports another module only through its index.ts, and never app c
   t.deepEqual(crossing, []);
 });
 
-test('app code, commands and pages use a module only through its index.ts', (t) => {
+test('app code, commands, pages and backplane/testing use a module only through its index.ts', (t) => {
   const crossing = imports().filter(({ from, to }) => !moduleOf(from) && layerOf(from) !== 'platform' && moduleOf(to) && !to.endsWith(`modules/${moduleOf(to)}/index.ts`));
+  t.deepEqual(crossing, []);
+});
+
+test('use cases import neither Koa nor platform/http: only routes, schemas, middleware and index.ts speak HTTP', (t) => {
+  t.true(isUseCase('modules/settings/service.ts'));
+  t.false(isUseCase('modules/auth/signInRoutes.ts'));
+  const crossing = imports().filter(({ from, to }) => isUseCase(from) && speaksHttp(to));
   t.deepEqual(crossing, []);
 });

@@ -1,6 +1,6 @@
 import type { AuditEvent } from '../../platform/audit.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
-import { normaliseAddress } from '../../platform/http/clientAddress.ts';
+import { normaliseAddress } from '../../platform/addresses.ts';
 import { prepareMetadata } from './redaction.ts';
 import { insertAuditEvent } from './store.ts';
 

@@ -31,7 +31,8 @@ export { loadSigningKey, type SigningKey, SigningKeyUnreadable } from './signing
 export { rotateSigningKey, LONGEST_TOKEN_TTL_SECONDS } from './keyRotation.ts';
 export { listSigningKeys } from './store/signingKeys.ts';
 // For backplane commands, which reach the module only through this file.
-export { createAccount, issueCliToken, setAccountLockedByEmail } from './service.ts';
+export { createAccount, createRole, grantRoleToAccount, issueCliToken, setAccountLockedByEmail } from './service.ts';
+export { issueAccessToken } from './accessTokens.ts';
 export { listAccounts } from './store/accounts.ts';
 export { listRoles } from './store/roles.ts';
 

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
-import { normaliseAddress } from '../../platform/http/clientAddress.ts';
+import { normaliseAddress } from '../../platform/addresses.ts';
 import type { RecordAudit } from '../../platform/audit.ts';
 import { type Caller, type RequestOrigin, actorRef, originOf } from '../../platform/caller.ts';
 import { issueAccessToken } from './accessTokens.ts';

@@ -7,7 +7,7 @@ import type { Definition, DefinitionHistoryPage, DefinitionList, HistoryQuery, R
 import { selectDefinitionHistory, selectDefinitionRows } from './store/definitions.ts';
 import { selectRuns } from './store/reads.ts';
 import { definitionHistoryView, definitionView, runView } from './views.ts';
-import { keysetPage, rowsForPage } from '../../platform/http/paging.ts';
+import { keysetPage, rowsForPage } from '../../platform/paging.ts';
 
 /** Every job defined in code, with the configuration in force and its defaults. */
 export async function listDefinitions(deps: JobsServiceDeps): Promise<z.infer<typeof DefinitionList>> {

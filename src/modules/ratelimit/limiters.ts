@@ -1,4 +1,4 @@
-import { addressNetwork } from '../../platform/http/clientAddress.ts';
+import { addressNetwork } from '../../platform/addresses.ts';
 import type { LimitSource, RateLimit } from './rules.ts';
 
 /** The product's limiters; each name is a metric label and a RateLimit policy name. */

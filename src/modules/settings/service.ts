@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { RecordAudit } from '../../platform/audit.ts';
 import type { ChangedBy } from '../../platform/caller.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
-import { validationFailed } from '../../platform/http/errors.ts';
+import { validationFailed } from '../../platform/errors.ts';
 import { type CachedSetting, type SettingsCache, effectiveSetting } from './cache.ts';
 import { SettingsError, settingNotFound } from './errors.ts';
 import { findSetting } from './registry.ts';

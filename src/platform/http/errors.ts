@@ -1,4 +1,4 @@
-import { AppError, type FieldIssue, type StatusTable } from '../errors.ts';
+import { AppError, type StatusTable } from '../errors.ts';
 
 /** The platform's own codes (RFC 9457 fallbacks and request-shape errors). */
 export const platformStatuses = {
@@ -25,8 +25,8 @@ export const platformStatuses = {
 export const notFound = (detail: string) => new AppError('not_found', detail);
 export const methodNotAllowed = (detail: string, allow: string) =>
   new AppError('method_not_allowed', detail, { headers: { Allow: allow } });
-export const validationFailed = (issues: FieldIssue[]) =>
-  new AppError('validation_failed', 'The request has invalid fields.', { issues });
+// Raised by use cases too (settings): defined in platform/errors.ts, beside AppError.
+export { validationFailed } from '../errors.ts';
 export const unauthenticated = (detail = 'A valid bearer token is required.') =>
   new AppError('unauthenticated', detail, { headers: { 'WWW-Authenticate': 'Bearer' } });
 export const forbidden = (detail = 'The account lacks the permission this operation needs.') =>

@@ -3,11 +3,5 @@ import { z } from 'zod';
 /** The cursor of a keyset page: the id of the last row of the previous page. One schema for every listing. */
 export const PageCursor = z.string().regex(/^\d{1,18}$/, 'must be a cursor returned by a previous page');
 
-/** Rows to read for a page of `limit`: one more tells whether a next page exists. */
-export const rowsForPage = (limit: number) => limit + 1;
-
-/** A page of at most `limit` rows from what `rowsForPage` read, and the cursor of the next page when there is one. */
-export function keysetPage<T extends { id: string }>(rows: T[], limit: number): { page: T[]; nextCursor: { next_cursor?: string } } {
-  const page = rows.slice(0, limit);
-  return { page, nextCursor: rows.length > limit ? { next_cursor: page.at(-1)!.id } : {} };
-}
+// The page arithmetic is no HTTP matter: use cases import it from platform/paging.ts (ADR 0120).
+export { keysetPage, rowsForPage } from '../paging.ts';
