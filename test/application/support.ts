@@ -30,9 +30,12 @@ export function run(command: string, args: string[], options: { cwd: string; env
   });
 }
 
+// Resolved from this repository: the application's folder has its own node_modules.
+const TSX = import.meta.resolve('tsx');
+
 /** This repository's CLI from source, run in another folder (an application), as `npx backplane` would be. */
 export const backplane = (args: string[], cwd: string, env: Record<string, string | undefined> = {}) =>
-  run(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), ...args], { cwd, env: { LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } });
+  run(process.execPath, ['--import', TSX, join(root, 'src', 'cli.ts'), ...args], { cwd, env: { LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } });
 
 /** The application's own command line (`npm run backplane -- …`): Backplane's CLI composed with its modules. */
 export const appCli = (dir: string, args: string[], env: Record<string, string | undefined>) =>
