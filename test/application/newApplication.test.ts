@@ -4,7 +4,7 @@
 // lock names v0.5, with its tests run, and stopped by a failing one. One pack and one install are
 // shared by every case (about 6 minutes here on 2 loaded cores; the timings are logged).
 import test from 'ava';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from '../support/cluster.ts';
@@ -12,6 +12,8 @@ import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { type RunningApplication, appCli, backplane, run, startApplication } from './support.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'backplane-application-'));
+// As root the embedded PostgreSQL of the application's tests runs as the postgres user, which must enter this folder.
+chmodSync(work, 0o755);
 const app = join(work, 'my-service');
 let tarball: string;
 let db: TestDatabase;
@@ -20,6 +22,15 @@ const timings: Record<string, number> = {};
 const env = () => ({ DATABASE_URL: db.url });
 
 const git = (...args: string[]) => run('git', args, { cwd: app });
+
+/** The one JSON document a command printed, or a failure that shows what it said instead. */
+function document<T>(ran: { stdout: string; stderr: string }): T {
+  try {
+    return JSON.parse(ran.stdout) as T;
+  } catch {
+    throw new Error(`no JSON on stdout; stderr: ${ran.stderr.slice(-2000)}`);
+  }
+}
 
 test.before(async (t) => {
   t.timeout(15 * 60_000);
@@ -67,11 +78,11 @@ test.serial('started with npm start, the notes route, setting, permission and jo
   const issued = await appCli(app, ['token', 'issue', '--email', ADMIN], env());
   t.is(issued.code, 0, issued.stderr);
   token = issued.stdout.trim();
-  const jobs = JSON.parse((await appCli(app, ['jobs', 'list', '--json'], env())).stdout) as Array<{ name: string }> | { jobs: Array<{ name: string }> };
-  const jobNames = (Array.isArray(jobs) ? jobs : jobs.jobs).map((job) => job.name);
+  const jobs = document<{ definitions: Array<{ name: string }> }>(await appCli(app, ['jobs', 'list', '--json'], env()));
+  const jobNames = jobs.definitions.map((job) => job.name);
   t.true(jobNames.includes('notes_census'), jobNames.join(', '));
   t.true(jobNames.includes('retention'));
-  const status = JSON.parse((await appCli(app, ['migrate', 'status', '--json'], env())).stdout) as { pending: number; migrations: Array<{ name: string; set: string; applied: boolean }> };
+  const status = document<{ pending: number; migrations: Array<{ name: string; set: string; applied: boolean }> }>(await appCli(app, ['migrate', 'status', '--json'], env()));
   t.is(status.pending, 0);
   t.like(status.migrations.find((migration) => migration.name === '20261126120000_create_notes'), { set: 'application', applied: true });
   t.true(status.migrations.some((migration) => migration.set === 'backplane'));
@@ -89,9 +100,9 @@ test.serial('started with npm start, the notes route, setting, permission and jo
   const settings = (await (await fetch(`${running.url}/ops/settings`, { headers })).json()) as { settings: Array<{ name: string }> };
   t.true(settings.settings.some((setting) => setting.name === 'notes.page_size'));
   t.true(settings.settings.some((setting) => setting.name === 'maintenance.enabled'));
-  const document = (await (await fetch(`${running.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
-  t.truthy(document.paths['/notes']);
-  t.truthy(document.paths['/ops/settings']);
+  const openapi = (await (await fetch(`${running.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+  t.truthy(openapi.paths['/notes']);
+  t.truthy(openapi.paths['/ops/settings']);
 });
 
 test.serial('a second module is a copy of the example folder and one line in the module list', async (t) => {
@@ -143,7 +154,7 @@ test.serial('upgrade of an application whose lock names v0.5 runs its tests and 
 
   const upgraded = await backplane(['upgrade', '--package', tarball, '--json'], app, env());
   timings.upgrade = upgraded.ms;
-  const report = JSON.parse(upgraded.stdout) as { steps: { install: boolean; migrate: boolean; tests: boolean; doctor: { ok: boolean } }; committed: boolean; branch: string; lock: Record<string, unknown> };
+  const report = document<{ steps: { install: boolean; migrate: boolean; tests: boolean; doctor: { ok: boolean } }; committed: boolean; branch: string; lock: Record<string, unknown> }>(upgraded);
   t.like(report, { committed: true, steps: { install: true, migrate: true, tests: true } }, upgraded.stderr);
   t.like(report.lock, { format: 2, previous_release: '0.5.0' });
   t.is((await git('rev-parse', '--abbrev-ref', 'HEAD')).stdout.trim(), report.branch);
@@ -159,7 +170,7 @@ test.serial('upgrade of an application whose lock names v0.5 runs its tests and 
   const head = (await git('rev-parse', 'HEAD')).stdout.trim();
   const stopped = await backplane(['upgrade', '--package', tarball, '--json'], app, env());
   t.is(stopped.code, 1);
-  const failed = JSON.parse(stopped.stdout) as { steps: { tests: boolean; doctor: unknown }; committed: boolean; branch: string };
+  const failed = document<{ steps: { tests: boolean; doctor: unknown }; committed: boolean; branch: string }>(stopped);
   t.like(failed, { committed: false, steps: { tests: false, doctor: null } });
   t.regex(stopped.stderr, /tests failed/);
   t.is((await git('rev-parse', '--abbrev-ref', 'HEAD')).stdout.trim(), failed.branch);
