@@ -3,6 +3,7 @@
 // public: api/library.api.md records this surface, and a release may only add to it.
 export { defineModule } from './platform/module.ts';
 export type {
+  AnyModule,
   CommandFlag,
   CommandLine,
   CommandShape,

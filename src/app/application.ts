@@ -1,14 +1,16 @@
+import { declarePermissions } from '../modules/auth/index.ts';
+import { declareSettings } from '../modules/settings/index.ts';
 import type { AgingTarget } from '../platform/db/aging.ts';
 import type { StatusTable } from '../platform/errors.ts';
 import type { JobDefinition } from '../platform/jobs.ts';
-import type { ModuleCommand, ModuleDefinition, SettingDeclaration } from '../platform/module.ts';
+import type { AnyModule, ModuleCommand, SettingDeclaration } from '../platform/module.ts';
 import { useApplicationMigrations } from '../platform/db/migrationSets.ts';
 
 /** An application: Backplane's modules and its own, composed once and used by `serve`, every command, the tests and the benches. */
 export interface Application {
   readonly name: string;
   /** In the order an instance creates them (modules that collect from the others last). */
-  readonly modules: readonly ModuleDefinition[];
+  readonly modules: readonly AnyModule[];
   /** The folder of the application's own migrations, run after Backplane's under the same lock. */
   readonly migrations?: string | undefined;
 }
@@ -16,7 +18,7 @@ export interface Application {
 export interface ApplicationOptions {
   name: string;
   /** `backplaneModules` and the application's own, one line each. */
-  modules: readonly ModuleDefinition[];
+  modules: readonly AnyModule[];
   migrations?: string | undefined;
 }
 
@@ -141,6 +143,9 @@ export function compose(application: Application): Composed {
   }
   const composed: Composed = { permissions, settings, jobs, retention, auditActions, statuses: application.modules.map((m) => m.statuses ?? {}), commands };
   composedOf.set(application, composed);
+  // Roles may grant any permission a module of this application declares (roles create --permission notes.read).
+  declarePermissions(permissions);
+  declareSettings(settings);
   return composed;
 }
 

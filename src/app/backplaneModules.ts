@@ -13,7 +13,7 @@ import { settingsModule } from '../modules/settings/index.ts';
 import type { RecordAudit } from '../platform/audit.ts';
 import type { AgingTarget } from '../platform/db/aging.ts';
 import type { JobDefinition } from '../platform/jobs.ts';
-import type { Module, ModuleContext, ModuleDefinition, Started } from '../platform/module.ts';
+import type { AnyModule, Module, ModuleContext, ModuleDefinition, Started } from '../platform/module.ts';
 import type { ReadinessCheck } from '../platform/readiness.ts';
 import type { Config } from './config.ts';
 import { encryptionKeyText, openSecretBox } from './encryptionKey.ts';
@@ -66,7 +66,7 @@ const recordAudit = (context: BuiltContext) => context.use<Api<typeof auditModul
 const settings = (context: BuiltContext) => context.use<SettingsApi>('settings').reader;
 
 /** Backplane's own modules, in the order an instance creates them. */
-export const backplaneModules: readonly ModuleDefinition[] = [
+export const backplaneModules: readonly AnyModule[] = [
   wire(auditModule, [], ({ pool }) => ({ pool })),
   // Loaded before serving: an instance started during maintenance starts in maintenance.
   wire(settingsModule, ['audit'], (c) => ({ pool: c.pool, listener: c.listener, logger: c.logger, recordAudit: recordAudit(c) })),

@@ -45,7 +45,7 @@ export async function startInstance(
   if (!config.databaseUrl) {
     throw new Error('an instance needs DATABASE_URL; `backplane serve` sets it for its instances');
   }
-  const platform = openPlatform({ ...config, databaseUrl: config.databaseUrl }, options);
+  const platform = openPlatform({ ...config, databaseUrl: config.databaseUrl }, { ...options, retention: compose(application).retention });
   const { logger, registry } = platform;
   const modules = await createModules(application, config, platform, options).catch(async (error: unknown) => {
     await platform.close();

@@ -11,7 +11,7 @@ import { type TaskPool, createTaskPool } from '../platform/tasks/pool.ts';
 import { type BuildInfo, loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
 import { openRateLimitPool } from './rateLimits.ts';
-import { RETENTION_TARGETS } from './retention.ts';
+import type { AgingTarget } from '../platform/db/aging.ts';
 
 /** What every module of an instance shares: its identity, logger, connections, metrics and threads. */
 export interface Platform {
@@ -39,6 +39,8 @@ export interface PlatformOptions {
   rateLimitTimeoutMs?: number | undefined;
   /** The pod's primary decides this instance's rate limits (a forked instance, APP_RATELIMIT_BATCHING=pod). */
   rateLimitPod?: TakeBuckets | undefined;
+  /** The application's retention targets, whose purge tasks a thread keeps loaded. */
+  retention?: readonly AgingTarget[] | undefined;
 }
 
 export function openPlatform(config: Config & { databaseUrl: string }, options: PlatformOptions): Platform {
@@ -67,7 +69,7 @@ export function openPlatform(config: Config & { databaseUrl: string }, options: 
     registry,
     logger,
     // An instance that runs jobs keeps a thread with the retention tasks loaded: a run starts deleting at once.
-    preload: config.jobWorkers > 0 ? RETENTION_TARGETS.map((target) => target.task) : [],
+    preload: config.jobWorkers > 0 ? (options.retention ?? []).map((target) => target.task) : [],
   });
   return {
     instanceId,

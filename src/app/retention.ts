@@ -1,19 +1,8 @@
-import { auditEventsAging, recordAuditEvent } from '../modules/audit/index.ts';
-import { type JobsServiceDeps, describeJob, jobDefinitionHistoryAging, jobRunsAging } from '../modules/jobs/index.ts';
-import { releaseInstancesAging } from '../modules/releases/index.ts';
+import { recordAuditEvent } from '../modules/audit/index.ts';
+import { type JobsServiceDeps, describeJob } from '../modules/jobs/index.ts';
 import { RETENTION_JOB, type RetentionJobStatus, type RetentionPurged, type RetentionSettings } from '../modules/retention/index.ts';
-import { type DurationSettingName, type SettingsReader, formatDurationSeconds, settingsHistoryAging } from '../modules/settings/index.ts';
-import type { AgingTarget } from '../platform/db/aging.ts';
+import { type DurationSettingName, type SettingsReader, formatDurationSeconds } from '../modules/settings/index.ts';
 import type { Queryable } from '../platform/db/pool.ts';
-
-/** What the retention job purges, as each table's owner declares it; retention puts them in its order. */
-export const RETENTION_TARGETS: ReadonlyArray<AgingTarget<DurationSettingName>> = [
-  auditEventsAging,
-  settingsHistoryAging,
-  jobDefinitionHistoryAging,
-  jobRunsAging,
-  releaseInstancesAging,
-];
 
 /** The retention settings' live values, from the settings held in memory. */
 export function retentionSettings(reader: SettingsReader): RetentionSettings<DurationSettingName> {

@@ -1,4 +1,4 @@
-import { type Application, compose, useApplication } from '../app/application.ts';
+import { type Application, compose, currentApplication, useApplication } from '../app/application.ts';
 import { ConfigError } from '../app/config.ts';
 import { AppError } from '../platform/errors.ts';
 import { UsageError, helpText, parseCommandArgs, resolveCommand, wantsHelp } from './args.ts';
@@ -42,6 +42,8 @@ async function main(argv: string[], application: Application | undefined): Promi
     return 0;
   }
   const flags = parseCommandArgs(path, spec, rest);
+  // Every command acts on the composed application: its permissions, settings and jobs.
+  await currentApplication();
   const run = await commands.find((command) => command.name === path[0])!.load();
   return (await run(flags)) ?? 0;
 }

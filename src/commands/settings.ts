@@ -1,4 +1,4 @@
-import { SETTINGS, settingBody } from '../modules/settings/index.ts';
+import { findSetting, settingBody } from '../modules/settings/index.ts';
 import { type Flags, flag, hasFlag, integerFlag } from './args.ts';
 import { withDatabase } from './database.ts';
 import { printJson, printTable } from './output.ts';
@@ -8,7 +8,7 @@ type Setting = ReturnType<typeof settingBody>;
 
 /** The command line's text as the API's JSON value: numbers and booleans for their kinds, else the text (then refused with its bound). */
 function valueOf(name: string, text: string): unknown {
-  const kind = SETTINGS.find((definition) => definition.name === name)?.kind;
+  const kind = findSetting(name)?.kind;
   if (kind === 'integer' && /^-?\d+$/.test(text)) {
     return Number(text);
   }

@@ -136,12 +136,15 @@ export interface ModuleDefinition<Api = unknown, RouteDeps = unknown, Permission
   create?(context: ModuleContext): Started<Api, RouteDeps> | Promise<Started<Api, RouteDeps>>;
 }
 
+/** Any module, whatever its api, route dependencies and permissions: what an application lists. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each module has its own api and route dependencies
+export type AnyModule = ModuleDefinition<any, any, any>;
+
 /** Declares a module; route permissions are checked against the declared ones. */
 export function defineModule<Api = unknown, RouteDeps = unknown, Permission extends string = string>(
   module: ModuleDefinition<Api, RouteDeps, Permission>,
-): ModuleDefinition {
-  // Checked here against its own types; an application's module list holds modules of any dependencies.
-  return module as unknown as ModuleDefinition;
+): ModuleDefinition<Api, RouteDeps, Permission> {
+  return module;
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type SigningKey, createAccount, createRole, grantRoleToAccount, issueAccessToken, loadSigningKey } from '../modules/auth/index.ts';
 import type { Queryable } from '../platform/db/pool.ts';
 import { createSecretBox, parseEncryptionKeys } from '../platform/secrets/secretBox.ts';
+import { currentApplication } from '../app/application.ts';
 import { TEST_ENCRYPTION_KEY } from './instance.ts';
 
 /** The box test instances seal with (TEST_ENCRYPTION_KEY). */
@@ -24,6 +25,8 @@ export async function accountWithToken(
   db: Queryable,
   options: { roles?: string[]; permissions?: string[]; methods?: string[]; ttlSeconds?: number } = {},
 ): Promise<TestAccount> {
+  // Roles may name only the permissions of a composed application.
+  await currentApplication();
   const email = `user-${randomBytes(4).toString('hex')}@example.com`;
   const account = await createAccount(db, email, undefined);
   const roles = [...(options.roles ?? [])];

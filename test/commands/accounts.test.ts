@@ -1,10 +1,14 @@
 import test from 'ava';
 import { CLI_ACTOR } from '../../src/modules/audit/index.ts';
-import { PERMISSIONS } from '../../src/modules/auth/permissions.ts';
+import { compose } from '../../src/app/application.ts';
+import { backplaneApplication } from '../../src/app/defaultApplication.ts';
 import { heldPermissions, permissionsNotHeld } from '../../src/modules/auth/roleChanges.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { runCli, waitFor } from '../support/cluster.ts';
 import { startTestInstance } from '../support/instance.ts';
+
+/** The permissions the composed application's modules declare (no central list). */
+const PERMISSIONS = [...compose(backplaneApplication).permissions.keys()];
 
 let db: TestDatabase;
 

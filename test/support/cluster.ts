@@ -16,9 +16,9 @@ export interface TestCluster {
 }
 
 /** Runs the CLI from source, as `npx backplane …` would, and returns its exit code and output. */
-export function runCli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(args: string[], env: Record<string, string>, input?: string, entry = join(root, 'src', 'cli.ts')): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
       cwd: root,
       // The key test instances seal with: a command and an instance open each other's secrets.
       env: { ...process.env, LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env },

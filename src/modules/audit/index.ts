@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { auditEventsAging } from './aging.ts';
 import { definePart } from '../../platform/module.ts';
 import { auditStatuses } from './errors.ts';
 import { createAuditQueries } from './queries.ts';
@@ -29,6 +30,8 @@ export const auditModule = definePart({
   statuses: auditStatuses,
   /** Permission name → what it allows; names are public API. */
   permissions: { 'ops.audit.read': 'Read the audit log and its statistics' },
+  /** How its tables age and are purged by the retention job. */
+  retention: [auditEventsAging],
   jobs: [auditRollupJob],
   create(needs: { pool: pg.Pool }) {
     return {

@@ -33,6 +33,7 @@ export { listSigningKeys } from './store/signingKeys.ts';
 // For backplane commands, which reach the module only through this file.
 export { createAccount, createRole, grantRoleToAccount, issueCliToken, setAccountLockedByEmail } from './service.ts';
 export { issueAccessToken } from './accessTokens.ts';
+export { declarePermissions, knownPermissions } from './permissions.ts';
 export { listAccounts } from './store/accounts.ts';
 export { listRoles } from './store/roles.ts';
 

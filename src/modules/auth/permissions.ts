@@ -1,21 +1,22 @@
-/** Every permission the product checks. Names are public API. */
-export const PERMISSIONS = [
-  'ops.system.read',
-  'ops.releases.read',
-  'ops.settings.read',
-  'ops.settings.write',
-  'ops.audit.read',
-  'ops.jobs.read',
-  'ops.jobs.write',
-  'ops.jobs.run',
-  'ops.roles.read',
-  'ops.roles.write',
-] as const;
+/**
+ * Every permission the application checks, with what it allows: declared by each module in its own
+ * folder and collected when the application is composed (ADR 0120). Names are public API. One
+ * process runs one application; a second composition (a test's) only adds names.
+ */
+const declared = new Map<string, string>();
 
-export type Permission = (typeof PERMISSIONS)[number];
+/** Called by the composition root with the permissions its modules declare. */
+export function declarePermissions(permissions: Iterable<readonly [string, string]>): void {
+  for (const [name, description] of permissions) {
+    declared.set(name, description);
+  }
+}
 
-export function isKnownPermission(value: string): value is Permission {
-  return (PERMISSIONS as readonly string[]).includes(value);
+/** The declared permissions, sorted. */
+export const knownPermissions = (): string[] => [...declared.keys()].sort();
+
+export function isKnownPermission(value: string): boolean {
+  return declared.has(value);
 }
 
 /**
@@ -36,6 +37,6 @@ export function grants(entry: string, permission: string): boolean {
 }
 
 /** The known permissions that role entries grant, patterns expanded: what holding them lets one do. */
-export function effectivePermissions(entries: string[]): Permission[] {
-  return PERMISSIONS.filter((permission) => entries.some((entry) => grants(entry, permission)));
+export function effectivePermissions(entries: string[]): string[] {
+  return knownPermissions().filter((permission) => entries.some((entry) => grants(entry, permission)));
 }

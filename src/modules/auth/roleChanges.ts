@@ -4,7 +4,7 @@ import type { ChangedBy } from '../../platform/caller.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { AuthError } from './errors.ts';
-import { PERMISSIONS, effectivePermissions } from './permissions.ts';
+import { effectivePermissions, knownPermissions } from './permissions.ts';
 import { checkRoleName, normalizePermissions } from './service.ts';
 import { type Account, findAccountByEmail } from './store/accounts.ts';
 import { type Role, findRole, grantRole, insertRole, listRoles, loadAccountGrants, lockRole, updateRolePermissions } from './store/roles.ts';
@@ -21,7 +21,7 @@ export async function heldPermissions(db: Queryable, actor: ChangedBy['actor']):
   if (actor.kind === 'account') {
     return new Set(effectivePermissions(await loadAccountGrants(db, actor.id)));
   }
-  return new Set(actor.kind === 'system' && actor.id === 'cli' ? PERMISSIONS : []);
+  return new Set(actor.kind === 'system' && actor.id === 'cli' ? knownPermissions() : []);
 }
 
 /**
@@ -32,7 +32,7 @@ export async function heldPermissions(db: Queryable, actor: ChangedBy['actor']):
 export async function permissionsNotHeld(db: Queryable, actor: ChangedBy['actor'], before: string[], after: string[]): Promise<string[]> {
   const was = new Set(effectivePermissions(before));
   const will = new Set(effectivePermissions(after));
-  const changed = PERMISSIONS.filter((permission) => was.has(permission) !== will.has(permission));
+  const changed = knownPermissions().filter((permission) => was.has(permission) !== will.has(permission));
   if (changed.length === 0) {
     return [];
   }

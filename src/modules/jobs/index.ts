@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { jobDefinitionHistoryAging, jobRunsAging } from './aging.ts';
 import type { Logger } from 'pino';
 import type client from 'prom-client';
 import type { NotificationListener } from '../../platform/db/listener.ts';
@@ -51,6 +52,8 @@ export const jobsModule = definePart({
   statuses: jobsStatuses,
   /** Permission name → what it allows; names are public API. */
   permissions: { 'ops.jobs.read': 'Read job definitions, runs and the jobs overview', 'ops.jobs.write': 'Enable, disable and reschedule jobs', 'ops.jobs.run': 'Queue a run of a job now' },
+  /** How its tables age and are purged by the retention job. */
+  retention: [jobDefinitionHistoryAging, jobRunsAging],
   create(needs: JobsNeeds) {
     const jobs = createJobRegistry(needs.definitions);
     const metrics = createJobMetrics(needs.registry);

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { releaseInstancesAging } from './aging.ts';
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { definePart } from '../../platform/module.ts';
@@ -27,6 +28,8 @@ export const releasesModule = definePart({
   statuses: {},
   /** Permission name → what it allows; names are public API. */
   permissions: { 'ops.releases.read': 'Read the releases and instances that ran against the database' },
+  /** How its tables age and are purged by the retention job. */
+  retention: [releaseInstancesAging],
   create(needs: ReleasesNeeds) {
     let tracker: InstanceTracker | undefined;
     return {

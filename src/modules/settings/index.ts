@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { settingsHistoryAging } from './aging.ts';
 import type { Logger } from 'pino';
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import { type SettingsCacheOptions, createSettingsCache } from './cache.ts';
@@ -12,7 +13,7 @@ import { createSettingsService } from './service.ts';
 export { settingsStatuses } from './errors.ts';
 export type { SettingsReader } from './reader.ts';
 export { changeSettings, type SettingsService, type ChangeContext, type SettingChange } from './service.ts';
-export { SETTINGS, type SettingName, type DurationSettingName } from './registry.ts';
+export { SETTINGS, type SettingName, type DurationSettingName, type SettingDefinition, declareSettings, findSetting } from './registry.ts';
 export { SETTINGS_CHANNEL } from './cache.ts';
 export { formatDurationSeconds } from '../../platform/durations.ts';
 export { purgeSettingsHistory } from './purge.ts';
@@ -34,6 +35,8 @@ export const settingsModule = definePart({
   statuses: settingsStatuses,
   /** Permission name → what it allows; names are public API. */
   permissions: { 'ops.settings.read': 'Read runtime settings, their history and the retention overview', 'ops.settings.write': 'Change runtime settings' },
+  /** How its tables age and are purged by the retention job. */
+  retention: [settingsHistoryAging],
   /** Loads every setting before returning, so an instance never serves on defaults it should not. */
   async create(needs: SettingsNeeds) {
     const cache = createSettingsCache(needs.pool, needs.listener, needs.logger, needs.cache);

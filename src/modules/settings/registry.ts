@@ -183,7 +183,25 @@ export function checkRegistry(definitions: readonly SettingDefinition[]): Map<st
   return byName;
 }
 
-export const REGISTRY: ReadonlyMap<string, SettingDefinition> = checkRegistry(SETTINGS);
+const registry = checkRegistry(SETTINGS);
+
+/** The settings served: Backplane's above and those the application's modules declare (ADR 0120). */
+export const REGISTRY: ReadonlyMap<string, SettingDefinition> = registry;
+
+/**
+ * Called by the composition root with the settings its modules declare. One process runs one
+ * application; a second composition (a test's) only adds names; a name declared differently fails.
+ */
+export function declareSettings(definitions: readonly SettingDefinition[]): void {
+  const checked = checkRegistry(definitions);
+  for (const [name, definition] of checked) {
+    const known = registry.get(name);
+    if (known && JSON.stringify(known) !== JSON.stringify(definition)) {
+      throw new Error(`setting declaration: ${name} is declared twice, differently`);
+    }
+    registry.set(name, definition);
+  }
+}
 
 export function findSetting(name: string): SettingDefinition | undefined {
   return REGISTRY.get(name);

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { recordAuditEvent } from '../../../src/modules/audit/index.ts';
-import { PERMISSIONS } from '../../../src/modules/auth/permissions.ts';
+import { compose } from '../../../src/app/application.ts';
+import { backplaneApplication } from '../../../src/app/defaultApplication.ts';
 import { grantRoleBy, withRoleChange } from '../../../src/modules/auth/roleChanges.ts';
 import { createRole } from '../../../src/modules/auth/service.ts';
 import { runCli, waitFor } from '../../support/cluster.ts';
@@ -8,6 +9,9 @@ import { useInstances } from '../../support/fixture.ts';
 import { getJson, sendJson } from '../../support/http.ts';
 import { assertProblem } from '../../support/problems.ts';
 import { accountWithToken, bearer } from '../../support/tokens.ts';
+
+/** The permissions the composed application's modules declare (no central list). */
+const PERMISSIONS = [...compose(backplaneApplication).permissions.keys()];
 
 const app = useInstances(test, { accounts: { admin: { roles: ['platform_admin'] }, viewer: { roles: ['ops_viewer'] } } });
 

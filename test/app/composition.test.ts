@@ -1,0 +1,88 @@
+import test from 'ava';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { CompositionError, backplaneModules, defineApplication, defineModule, routeDefiner } from '../../src/index.ts';
+import { compose } from '../../src/app/application.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { runCli } from '../support/cluster.ts';
+import { getJson } from '../support/http.ts';
+import { startTestInstance } from '../support/instance.ts';
+import { accountWithToken, bearer } from '../support/tokens.ts';
+import { notesApplication, notesModule } from './fixtures/notesApplication.ts';
+
+const defineRoute = routeDefiner();
+const openRoute = defineRoute({ method: 'GET', path: '/open', tag: 'x', summary: 'x', responses: { 200: z.object({}) }, handler: () => ({}) });
+
+test('a module naming a module the application does not list fails composition, naming both', (t) => {
+  const lonely = defineModule({ name: 'lonely', needs: ['billing'] });
+  const error = t.throws(() => defineApplication({ name: 'app', modules: [...backplaneModules, lonely] }), { instanceOf: CompositionError });
+  t.true(error.message.includes('lonely') && error.message.includes('billing'));
+});
+
+test('a need listed after the module that needs it fails; so do two modules of one name and one permission declared twice', (t) => {
+  const first = defineModule({ name: 'first', needs: ['second'] });
+  const second = defineModule({ name: 'second', permissions: { 'x.read': 'x' } });
+  t.throws(() => defineApplication({ name: 'app', modules: [first, second] }), { instanceOf: CompositionError });
+  t.throws(() => defineApplication({ name: 'app', modules: [second, second] }), { instanceOf: CompositionError });
+  const again = defineModule({ name: 'again', permissions: { 'x.read': 'x again' } });
+  t.throws(() => defineApplication({ name: 'app', modules: [second, again] }), { instanceOf: CompositionError });
+  t.notThrows(() => defineApplication({ name: 'app', modules: [second, first] }));
+});
+
+test('a route checking a permission no module declares fails: in TypeScript, and at composition', (t) => {
+  const checked = defineRoute({ method: 'GET', path: '/x', tag: 'x', summary: 'x', permission: 'x.write', responses: { 200: z.object({}) }, handler: () => ({}) });
+  // @ts-expect-error -- x.write is not among the module's declared permissions
+  const typed = defineModule({ name: 'typed', permissions: { 'x.read': 'x' }, routes: [checked] });
+  t.throws(() => defineApplication({ name: 'app', modules: [typed] }), { instanceOf: CompositionError });
+  t.notThrows(() => defineApplication({ name: 'app', modules: [defineModule({ name: 'open', routes: [openRoute] })] }));
+});
+
+test('the application lists are collected from its modules: Backplane\'s and the application\'s', (t) => {
+  const composed = compose(notesApplication);
+  t.true(composed.permissions.has('notes.read') && composed.permissions.has('ops.jobs.run'));
+  t.true(composed.settings.some((setting) => setting.name === 'notes.page_size'));
+  t.true(composed.jobs.some((job) => job.name === 'notes_tidy') && composed.jobs.some((job) => job.name === 'audit_rollup'));
+  t.true(composed.auditActions.has('notes.note.created'));
+  t.true(composed.retention.some((target) => target.kind === 'audit_events'));
+  t.is(notesApplication.modules.at(-1)!.name, 'openapi');
+  t.true(notesApplication.modules.indexOf(notesModule) < notesApplication.modules.findIndex((module) => module.name === 'jobs'));
+});
+
+let db: TestDatabase;
+test.before(async () => {
+  db = await createTestDatabase();
+});
+test.after.always(async () => {
+  await db?.drop();
+});
+
+test.serial('an application\'s module is live beside Backplane\'s: its route, permission, setting and job', async (t) => {
+  const instance = await startTestInstance(db.url, {}, { application: notesApplication });
+  try {
+    const reader = await accountWithToken(db.pool, { permissions: ['notes.read', 'ops.jobs.read', 'ops.settings.read'], methods: ['cli'] });
+    const other = await accountWithToken(db.pool, { permissions: ['ops.jobs.read'] });
+    const notes = await getJson<{ page_size: number }>(`${instance.url}/notes`, bearer(reader.token));
+    t.is(notes.status, 200);
+    t.is(notes.body.page_size, 20);
+    t.is((await getJson(`${instance.url}/notes`, bearer(other.token))).status, 403);
+    const setting = await getJson<{ value: number }>(`${instance.url}/ops/settings/notes.page_size`, bearer(reader.token));
+    t.is(setting.status, 200);
+    t.is(setting.body.value, 20);
+    const jobs = await getJson<{ definitions: Array<{ name: string }> }>(`${instance.url}/ops/jobs/definitions`, bearer(reader.token));
+    t.true(jobs.body.definitions.some((job) => job.name === 'notes_tidy'));
+  } finally {
+    await instance.drain();
+  }
+});
+
+test.serial('the application\'s backplane command grants its permissions and lists its jobs', async (t) => {
+  const entry = join(import.meta.dirname, 'fixtures', 'notesApplication.ts');
+  const env = { DATABASE_URL: db.url };
+  const created = await runCli(['roles', 'create', 'note_readers', '--permission', 'notes.read', '--reason', 'notes team'], env, undefined, entry);
+  t.is(created.code, 0, created.stderr);
+  const listed = await runCli(['jobs', 'list', '--json'], env, undefined, entry);
+  t.is(listed.code, 0, listed.stderr);
+  t.true((JSON.parse(listed.stdout) as { definitions: Array<{ name: string }> }).definitions.some((job) => job.name === 'notes_tidy'));
+  const refused = await runCli(['roles', 'create', 'note_readers_too', '--permission', 'notes.read', '--reason', 'notes team'], env);
+  t.is(refused.code, 1, 'Backplane alone declares no notes.read');
+});
