@@ -7,9 +7,8 @@ import test from 'ava';
 import { chmodSync, cpSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { root } from '../support/cluster.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
-import { type RunningApplication, appCli, backplane, run, startApplication } from './support.ts';
+import { type RunningApplication, appCli, backplane, installedBackplane, root, run, startApplication } from './support.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'backplane-application-'));
 // As root the embedded PostgreSQL of the application's tests runs as the postgres user, which must enter this folder.
@@ -152,7 +151,7 @@ test.serial('upgrade of an application whose lock names v0.5 runs its tests and 
   writeFileSync(lockPath, `${JSON.stringify({ ...lock, release: '0.5.0' }, null, 2)}\n`);
   await git('commit', '-q', '-am', 'The application as made by v0.5');
 
-  const upgraded = await backplane(['upgrade', '--package', tarball, '--json'], app, env());
+  const upgraded = await installedBackplane(app, ['upgrade', '--package', tarball, '--json'], env());
   timings.upgrade = upgraded.ms;
   const report = document<{ steps: { install: boolean; migrate: boolean; tests: boolean; doctor: { ok: boolean } }; committed: boolean; branch: string; lock: Record<string, unknown> }>(upgraded);
   t.like(report, { committed: true, steps: { install: true, migrate: true, tests: true } }, upgraded.stderr);
@@ -168,7 +167,7 @@ test.serial('upgrade of an application whose lock names v0.5 runs its tests and 
   await git('add', '-A');
   await git('commit', '-q', '-m', 'A failing test');
   const head = (await git('rev-parse', 'HEAD')).stdout.trim();
-  const stopped = await backplane(['upgrade', '--package', tarball, '--json'], app, env());
+  const stopped = await installedBackplane(app, ['upgrade', '--package', tarball, '--json'], env());
   t.is(stopped.code, 1);
   const failed = document<{ steps: { tests: boolean; doctor: unknown }; committed: boolean; branch: string }>(stopped);
   t.like(failed, { committed: false, steps: { tests: false, doctor: null } });

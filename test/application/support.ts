@@ -1,8 +1,22 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { freePort } from '../../src/platform/db/embedded.ts';
-import { TEST_ENCRYPTION_KEY } from '../support/instance.ts';
-import { root, waitFor } from '../support/cluster.ts';
+import { sleep } from '../../src/platform/time.ts';
+
+// This file stays off the instance's code (test/support/cluster.ts and instance.ts load it): the test process only runs programs.
+export const root = join(import.meta.dirname, '..', '..');
+/** The key the application's commands and instances seal secrets with (backplane/testing's TEST_ENCRYPTION_KEY). */
+const TEST_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
+
+async function waitFor(probe: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe().catch(() => false))) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await sleep(200);
+  }
+}
 
 export const GIT_ENV = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
 
@@ -33,9 +47,13 @@ export function run(command: string, args: string[], options: { cwd: string; env
 // Resolved from this repository: the application's folder has its own node_modules.
 const TSX = import.meta.resolve('tsx');
 
-/** This repository's CLI from source, run in another folder (an application), as `npx backplane` would be. */
+/** This repository's CLI from source, run in another folder (`new`, before the application has one). */
 export const backplane = (args: string[], cwd: string, env: Record<string, string | undefined> = {}) =>
   run(process.execPath, ['--import', TSX, join(root, 'src', 'cli.ts'), ...args], { cwd, env: { LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } });
+
+/** The CLI of the backplane the application installed (the packed release), as `npx backplane …` runs it there. */
+export const installedBackplane = (dir: string, args: string[], env: Record<string, string | undefined>) =>
+  run(process.execPath, [join(dir, 'node_modules', 'backplane', 'dist', 'cli.js'), ...args], { cwd: dir, env: { LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } });
 
 /** The application's own command line (`npm run backplane -- …`): Backplane's CLI composed with its modules. */
 export const appCli = (dir: string, args: string[], env: Record<string, string | undefined>) =>
@@ -71,7 +89,7 @@ export async function startApplication(dir: string, env: Record<string, string>)
   process.once('exit', killOnExit);
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitFor(async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined), 180_000, 'the application to be ready');
+    await waitFor(async () => (await fetch(`${url}/readyz`)).status === 200, 180_000, 'the application to be ready');
   } catch (error) {
     kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${output.slice(-3000)}`);
