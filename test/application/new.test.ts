@@ -4,9 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readLock } from '../../src/commands/upgradeLock.ts';
-import { runCli } from '../support/cluster.ts';
+import { backplane } from './support.ts';
 
-const GIT_ENV = { GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
 const parent = mkdtempSync(join(tmpdir(), 'backplane-new-'));
 test.after.always(() => rmSync(parent, { recursive: true, force: true }));
 const version = (JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
@@ -15,7 +14,7 @@ test('new writes an application: package.json on backplane, main.ts, the notes m
   const dir = join(parent, 'my-service');
   const tarball = join(parent, 'backplane-0.0.0.tgz');
   writeFileSync(tarball, '');
-  const result = await runCli(['new', dir, '--package', tarball], GIT_ENV);
+  const result = await backplane(['new', dir, '--package', tarball], parent);
   t.is(result.code, 0, result.stderr);
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string>; scripts: Record<string, string> };
   t.is(pkg.name, 'my-service');
@@ -35,7 +34,7 @@ test('new writes an application: package.json on backplane, main.ts, the notes m
 
 test('new defaults the dependency to ^this version from the registry; --no-git and --name', async (t) => {
   const dir = join(parent, 'plain');
-  const result = await runCli(['new', dir, '--no-git', '--name', '@acme/orders'], {});
+  const result = await backplane(['new', dir, '--no-git', '--name', '@acme/orders'], parent);
   t.is(result.code, 0, result.stderr);
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string> };
   t.is(pkg.name, '@acme/orders');
@@ -47,14 +46,14 @@ test('new refuses a folder that is not empty, in one line with exit 1, and write
   const dir = join(parent, 'taken');
   mkdirSync(dir);
   writeFileSync(join(dir, 'notes.txt'), 'mine');
-  const result = await runCli(['new', dir], GIT_ENV);
+  const result = await backplane(['new', dir], parent);
   t.is(result.code, 1);
   t.is(result.stderr.trim().split('\n').length, 1);
   t.false(existsSync(join(dir, 'package.json')));
 });
 
 test('new refuses a name npm would refuse (exit 2) and needs DIR', async (t) => {
-  t.is((await runCli(['new', join(parent, 'named'), '--name', 'Not A Name'], {})).code, 2);
-  t.is((await runCli(['new'], {})).code, 2);
+  t.is((await backplane(['new', join(parent, 'named'), '--name', 'Not A Name'], parent)).code, 2);
+  t.is((await backplane(['new'], parent)).code, 2);
   t.false(existsSync(join(parent, 'named')));
 });
