@@ -29,7 +29,8 @@ const steps = [
     `pg${major}`,
     () => run(process.execPath, ['--import', 'tsx', 'test/support/run.ts', ...SQL_TESTS, ...(ENDS_OF_RANGE.has(major) ? PROCESS_TESTS : [])], { env: { ...process.env, BACKPLANE_TEST_POSTGRES_PREFIX: postgresPrefix(version) } }),
   ]),
-  ['node24', () => run(nodeBinary(), ['--import', 'tsx', 'test/support/run.ts'])],
+  // The application test (pack, install, npm test, start; several minutes) runs once, in the main suite.
+  ['node24', () => run(nodeBinary(), ['--import', 'tsx', 'test/support/run.ts', 'test/**/*.test.ts', '!test/application/newApplication.test.ts'])],
 ];
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !steps.some(([step]) => step === name));

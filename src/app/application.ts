@@ -4,6 +4,7 @@ import type { AgingTarget } from '../platform/db/aging.ts';
 import type { StatusTable } from '../platform/errors.ts';
 import type { JobDefinition } from '../platform/jobs.ts';
 import type { AnyModule, ModuleCommand, SettingDeclaration } from '../platform/module.ts';
+import { useApplicationMigrations } from '../platform/db/migrationSets.ts';
 
 /** An application: Backplane's modules and its own, composed once and used by `serve`, every command, the tests and the benches. */
 export interface Application {
@@ -153,6 +154,7 @@ let current: Application | undefined;
 /** The application this process runs: set by `runCli`; Backplane's modules alone by default. */
 export function useApplication(application: Application): void {
   current = application;
+  useApplicationMigrations(application.migrations);
 }
 
 export async function currentApplication(): Promise<Application> {

@@ -18,10 +18,14 @@ export async function migrate(flags: Flags): Promise<number> {
     return 0;
   }
   if (action === 'status') {
-    const status = await withDatabase((pool) => migrationStatus(pool, listMigrationFiles()), { migrate: false });
+    const files = listMigrationFiles();
+    const status = await withDatabase((pool) => migrationStatus(pool, files), { migrate: false });
+    const pending = new Set(status.pendingNames);
     const ahead = status.unknown.length > 0 || status.current > status.latest;
     if (hasFlag(flags, 'json')) {
-      console.log(JSON.stringify({ current: status.current, latest: status.latest, pending: status.pending, pending_names: status.pendingNames, no_transaction: status.noTransaction, ahead }));
+      // migrations: Backplane's and the application's, in the one order they run, each with its set.
+      const migrations = files.map((file) => ({ version: file.version, name: file.name, set: file.set, applied: !pending.has(file.name) }));
+      console.log(JSON.stringify({ current: status.current, latest: status.latest, pending: status.pending, pending_names: status.pendingNames, no_transaction: status.noTransaction, ahead, migrations }));
     } else {
       console.log(`current ${status.current}\nlatest  ${status.latest}\npending ${status.pending}`);
       status.pendingNames.forEach((name) => console.log(`  pending: ${name}`));

@@ -160,16 +160,28 @@ export const COMMANDS: TopCommand[] = [
   },
   {
     name: 'upgrade',
-    summary: 'upgrade a deployment repository and the database to this release, with the release notes\' actions evaluated',
+    summary: 'upgrade an application (its tests run) or a deployment repository and the database to this release, with the release notes\' actions evaluated',
     flags: {
       from: { type: 'string', value: 'vX.Y', description: 'the release the deployment runs; needed only without backplane.lock' },
       to: { type: 'string', value: 'vX.Y', description: 'the release to upgrade to (default this backplane\'s version)' },
       dir: { type: 'string', value: 'PATH', description: 'the deployment repository (default the current directory)' },
       overlay: { type: 'string', value: 'PATH', description: 'the kustomize overlay in it (default deploy/kubernetes/overlays/production)' },
+      package: { type: 'string', value: 'SPEC', description: 'in an application: where it gets the new backplane, an npm spec or a tarball (default ^the target)' },
       'dry-run': { type: 'boolean', description: 'show the actions and the plan; change nothing anywhere' },
       ...JSON_FLAG,
     },
     load: async () => (await import('./upgrade.ts')).upgrade,
+  },
+  {
+    name: 'new',
+    summary: 'create an application built on Backplane in a new or empty folder (writes files, installs nothing)',
+    args: ['DIR'],
+    flags: {
+      name: { type: 'string', value: 'NAME', description: 'the npm package name (default the folder\'s name)' },
+      package: { type: 'string', value: 'SPEC', description: 'where the application gets backplane: an npm spec, or a tarball or folder for offline use (default ^this version)' },
+      'no-git': { type: 'boolean', description: 'no git repository and first commit' },
+    },
+    load: async () => (await import('./new.ts')).newApplication,
   },
   {
     name: 'openapi',

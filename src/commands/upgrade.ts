@@ -12,6 +12,7 @@ import { printJson, printTable } from './output.ts';
 import { RELEASES } from './releases/notes.ts';
 import { evaluateReleases } from './upgradeChecks.ts';
 import { LOCK_FILE, LOCK_FORMAT, type LockFile, readLock } from './upgradeLock.ts';
+import { isApplication, upgradeApplication } from './upgradeApplication.ts';
 import { UpgradeRefused, commitOnBranch, fileInRepository, git, oneLine, openRepository } from './upgradeRepository.ts';
 import { compareVersions, normalizeVersion } from './upgradeVersions.ts';
 
@@ -148,9 +149,15 @@ async function run(flags: Flags): Promise<number> {
       const report: NothingToDo = { from, to, dir: given, dry_run: dryRun, nothing_to_do: true, releases: [], committed: false, commit: null, migrations_applied: [], doctor: null };
       printJson(report);
     } else {
-      say(`the deployment already runs ${to}: nothing to upgrade`);
+      say(`${isApplication(dir) ? 'the application' : 'the deployment'} already runs ${to}: nothing to upgrade`);
     }
     return 0;
+  }
+  if (isApplication(dir)) {
+    return upgradeApplication(flags, dir, root, { from, to, lock });
+  }
+  if (flag(flags, 'package') !== undefined) {
+    throw new UsageError('--package is for an application (a folder whose package.json depends on backplane); a deployment repository sets an image tag');
   }
   if (git(dir, ['status', '--porcelain'])) {
     throw new UpgradeRefused(`${given} has uncommitted changes: commit or stash them, then run upgrade again`);

@@ -2,9 +2,9 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import type { Application } from '../app/application.ts';
+import { type Application, useApplication } from '../app/application.ts';
 import { openEmbeddedDatabase } from '../platform/db/embedded.ts';
-import { listMigrationFiles, migrateUp } from '../platform/db/migrations.ts';
+import { migrateUp } from '../platform/db/migrations.ts';
 import { TEMPLATE_DATABASE, testPostgresPrefix } from './database.ts';
 
 export interface TestPostgres {
@@ -37,8 +37,11 @@ export async function startTestPostgres(options: { application?: Application } =
     await admin.end();
     const templatePool = new pg.Pool({ connectionString: server.url.replace(/\/backplane$/, `/${TEMPLATE_DATABASE}`), max: 1 });
     try {
-      const own = options.application?.migrations ? listMigrationFiles(options.application.migrations) : [];
-      await migrateUp(templatePool, [...listMigrationFiles(), ...own].sort((a, b) => a.version - b.version));
+      // The application's migrations join Backplane's (migrationSets.ts): one order, one lock.
+      if (options.application) {
+        useApplication(options.application);
+      }
+      await migrateUp(templatePool);
     } finally {
       await templatePool.end();
     }

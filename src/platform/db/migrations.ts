@@ -5,6 +5,7 @@ import { Umzug, type UmzugStorage } from 'umzug';
 import { packageRoot } from '../packageRoot.ts';
 import { appliedWithoutTransaction, ensureLedgerRecordsTransactions } from './migrationLedger.ts';
 import { ONLINE_MIGRATION_DEFAULTS, type OnlineMigrationOptions, applyInTransaction, applyWithoutTransaction, runsInTransaction } from './onlineMigration.ts';
+import { BACKPLANE_SET, migrationFolders } from './migrationSets.ts';
 
 export const migrationsDir = join(packageRoot, 'migrations');
 
@@ -16,6 +17,8 @@ export interface MigrationFile {
   version: number;
   name: string;
   path: string;
+  /** Whose migration it is: backplane, or the application built on it (migrationSets.ts). */
+  set: string;
 }
 
 export interface MigrationStatus {
@@ -29,11 +32,21 @@ export interface MigrationStatus {
   noTransaction: string[];
 }
 
-export function listMigrationFiles(dir = migrationsDir): MigrationFile[] {
-  return readdirSync(dir)
-    .filter((name) => FILE_PATTERN.test(name))
-    .sort()
-    .map((name) => ({ version: Number(FILE_PATTERN.exec(name)![1]), name: name.replace(/\.sql$/, ''), path: join(dir, name) }));
+/** The files of one folder, or without one of every set (Backplane's and the application's) in one order. */
+export function listMigrationFiles(dir?: string): MigrationFile[] {
+  const folders = dir === undefined ? migrationFolders() : [{ set: BACKPLANE_SET, dir }];
+  const files = folders
+    .flatMap((folder) =>
+      readdirSync(folder.dir)
+        .filter((name) => FILE_PATTERN.test(name))
+        .map((name) => ({ version: Number(FILE_PATTERN.exec(name)![1]), name: name.replace(/\.sql$/, ''), path: join(folder.dir, name), set: folder.set })),
+    )
+    .sort((a, b) => a.version - b.version);
+  const twice = files.find((file, index) => index > 0 && files[index - 1]!.version === file.version);
+  if (twice) {
+    throw new Error(`two migrations have version ${twice.version} (${files.filter((file) => file.version === twice.version).map((file) => file.path).join(', ')}): rename the application's to a newer timestamp`);
+  }
+  return files;
 }
 
 const createLedgerSql = `

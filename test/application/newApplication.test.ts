@@ -1,0 +1,177 @@
+// An application made the way a team makes one: `npm pack` of this repository, `backplane new
+// --package <tarball>`, an install, its own `npm test`, `npm start`; then a second module made by
+// copying the example folder and adding one line; then `backplane upgrade` of an application whose
+// lock names v0.5, with its tests run, and stopped by a failing one. One pack and one install are
+// shared by every case (about 6 minutes here on 2 loaded cores; the timings are logged).
+import test from 'ava';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { type RunningApplication, appCli, backplane, installedBackplane, root, run, startApplication } from './support.ts';
+
+const work = mkdtempSync(join(tmpdir(), 'backplane-application-'));
+// As root the embedded PostgreSQL of the application's tests runs as the postgres user, which must enter this folder.
+chmodSync(work, 0o755);
+const app = join(work, 'my-service');
+let tarball: string;
+let db: TestDatabase;
+let running: RunningApplication | undefined;
+const timings: Record<string, number> = {};
+const env = () => ({ DATABASE_URL: db.url });
+
+const git = (...args: string[]) => run('git', args, { cwd: app });
+
+/** The one JSON document a command printed, or a failure that shows what it said instead. */
+function document<T>(ran: { stdout: string; stderr: string }): T {
+  try {
+    return JSON.parse(ran.stdout) as T;
+  } catch {
+    throw new Error(`no JSON on stdout; stderr: ${ran.stderr.slice(-2000)}`);
+  }
+}
+
+test.before(async (t) => {
+  t.timeout(15 * 60_000);
+  db = await createTestDatabase({ migrated: false });
+  const packed = await run('npm', ['pack', '--silent', '--pack-destination', work], { cwd: root });
+  t.is(packed.code, 0, packed.stderr);
+  timings.pack = packed.ms;
+  tarball = join(work, packed.stdout.trim().split('\n').pop()!);
+  const created = await backplane(['new', app, '--package', tarball], work);
+  t.is(created.code, 0, created.stderr);
+  timings.new = created.ms;
+  const installed = await run('npm', ['install'], { cwd: app });
+  t.is(installed.code, 0, installed.stderr);
+  timings.install = installed.ms;
+});
+
+test.after.always(async (t) => {
+  await running?.stop();
+  await db?.drop();
+  rmSync(work, { recursive: true, force: true });
+  t.log(`timings (ms): ${JSON.stringify(timings)}`);
+});
+
+test.serial('the new application\'s own tests pass: npm test', async (t) => {
+  t.timeout(10 * 60_000);
+  const tested = await run('npm', ['test'], { cwd: app, env: { DATABASE_URL: undefined } });
+  timings.test = tested.ms;
+  t.is(tested.code, 0, `${tested.stdout}\n${tested.stderr}`);
+});
+
+const ADMIN = 'admin@example.com';
+let token: string;
+
+test.serial('started with npm start, the notes route, setting, permission and job live beside Backplane\'s own', async (t) => {
+  t.timeout(10 * 60_000);
+  // The application's command line is Backplane's composed with its modules.
+  for (const args of [
+    ['accounts', 'create', '--email', ADMIN, '--role', 'platform_admin'],
+    ['roles', 'create', 'notes_writer', '--permission', 'notes.write', '--permission', 'notes.read', '--reason', 'the example module'],
+    ['roles', 'grant', ADMIN, 'notes_writer', '--reason', 'the example module'],
+  ]) {
+    const done = await appCli(app, args, env());
+    t.is(done.code, 0, `${args.join(' ')}: ${done.stderr}`);
+  }
+  const issued = await appCli(app, ['token', 'issue', '--email', ADMIN], env());
+  t.is(issued.code, 0, issued.stderr);
+  token = issued.stdout.trim();
+  const jobs = document<{ definitions: Array<{ name: string }> }>(await appCli(app, ['jobs', 'list', '--json'], env()));
+  const jobNames = jobs.definitions.map((job) => job.name);
+  t.true(jobNames.includes('notes_census'), jobNames.join(', '));
+  t.true(jobNames.includes('retention'));
+  const status = document<{ pending: number; migrations: Array<{ name: string; set: string; applied: boolean }> }>(await appCli(app, ['migrate', 'status', '--json'], env()));
+  t.is(status.pending, 0);
+  t.like(status.migrations.find((migration) => migration.name === '20261126120000_create_notes'), { set: 'application', applied: true });
+  t.true(status.migrations.some((migration) => migration.set === 'backplane'));
+
+  const started = Date.now();
+  running = await startApplication(app, env());
+  timings.start = Date.now() - started;
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const created = await fetch(`${running.url}/notes`, { method: 'POST', headers, body: JSON.stringify({ title: 'first note' }) });
+  t.is(created.status, 201);
+  const note = (await created.json()) as { id: string };
+  t.is((await fetch(`${running.url}/notes/${note.id}`, { headers })).status, 200);
+  const listed = (await (await fetch(`${running.url}/notes`, { headers })).json()) as { notes: Array<{ id: string }> };
+  t.true(listed.notes.some((item) => item.id === note.id));
+  const settings = (await (await fetch(`${running.url}/ops/settings`, { headers })).json()) as { settings: Array<{ name: string }> };
+  t.true(settings.settings.some((setting) => setting.name === 'notes.page_size'));
+  t.true(settings.settings.some((setting) => setting.name === 'maintenance.enabled'));
+  const openapi = (await (await fetch(`${running.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+  t.truthy(openapi.paths['/notes']);
+  t.truthy(openapi.paths['/ops/settings']);
+});
+
+test.serial('a second module is a copy of the example folder and one line in the module list', async (t) => {
+  t.timeout(10 * 60_000);
+  await running?.stop();
+  running = undefined;
+  // The copy renames what it declares (names, routes, table) and brings its table's migration.
+  const rename = (text: string) => text.replaceAll('notes', 'memos').replaceAll('Notes', 'Memos').replaceAll('note', 'memo').replaceAll('Note', 'Memo');
+  const copy = join(app, 'src', 'modules', 'memos');
+  cpSync(join(app, 'src', 'modules', 'notes'), copy, { recursive: true });
+  renameSync(join(copy, 'tasks', 'purgeNotes.ts'), join(copy, 'tasks', 'purgeMemos.ts'));
+  for (const file of ['index.ts', 'routes.ts', 'service.ts', 'store.ts', 'retention.ts', 'notes.test.ts', 'tasks/purgeMemos.ts']) {
+    writeFileSync(join(copy, file), rename(readFileSync(join(copy, file), 'utf8')));
+  }
+  renameSync(join(copy, 'notes.test.ts'), join(copy, 'memos.test.ts'));
+  writeFileSync(join(app, 'migrations', '20261126120001_create_memos.sql'), rename(readFileSync(join(app, 'migrations', '20261126120000_create_notes.sql'), 'utf8')));
+  // The one line in the list (and its import).
+  const list = join(app, 'src', 'application.ts');
+  const before = readFileSync(list, 'utf8');
+  const after = before.replace('    notesModule,\n', '    notesModule,\n    memosModule,\n').replace(/^/, "import { memosModule } from './modules/memos/index.ts';\n");
+  t.not(after, before);
+  writeFileSync(list, after);
+  t.deepEqual(readdirSync(join(app, 'src', 'modules')).sort(), ['memos', 'notes']);
+
+  const granted = await appCli(app, ['roles', 'create', 'memos_writer', '--permission', 'memos.write', '--permission', 'memos.read', '--reason', 'second module'], env());
+  t.is(granted.code, 0, granted.stderr);
+  t.is((await appCli(app, ['roles', 'grant', ADMIN, 'memos_writer', '--reason', 'second module'], env())).code, 0);
+  running = await startApplication(app, env());
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const created = await fetch(`${running.url}/memos`, { method: 'POST', headers, body: JSON.stringify({ title: 'a memo' }) });
+  t.is(created.status, 201);
+  t.is((await fetch(`${running.url}/notes`, { headers })).status, 200);
+  const jobs = await appCli(app, ['jobs', 'list', '--json'], env());
+  t.regex(jobs.stdout, /memos_census/);
+  await running.stop();
+  running = undefined;
+  // Kept for the upgrade below: the application as its team would have committed it.
+  t.is((await git('add', '-A')).code, 0);
+  t.is((await git('commit', '-q', '-m', 'A second module, memos')).code, 0);
+});
+
+test.serial('upgrade of an application whose lock names v0.5 runs its tests and commits; a failing test stops it', async (t) => {
+  t.timeout(10 * 60_000);
+  const start = (await git('rev-parse', '--abbrev-ref', 'HEAD')).stdout.trim();
+  const lockPath = join(app, 'backplane.lock');
+  const lock = JSON.parse(readFileSync(lockPath, 'utf8')) as Record<string, unknown>;
+  writeFileSync(lockPath, `${JSON.stringify({ ...lock, release: '0.5.0' }, null, 2)}\n`);
+  await git('commit', '-q', '-am', 'The application as made by v0.5');
+
+  const upgraded = await installedBackplane(app, ['upgrade', '--package', tarball, '--json'], env());
+  timings.upgrade = upgraded.ms;
+  const report = document<{ steps: { install: boolean; migrate: boolean; tests: boolean; doctor: { ok: boolean } }; committed: boolean; branch: string; lock: Record<string, unknown> }>(upgraded);
+  t.like(report, { committed: true, steps: { install: true, migrate: true, tests: true } }, upgraded.stderr);
+  t.like(report.lock, { format: 2, previous_release: '0.5.0' });
+  t.is((await git('rev-parse', '--abbrev-ref', 'HEAD')).stdout.trim(), report.branch);
+  t.like(JSON.parse(readFileSync(lockPath, 'utf8')) as object, { previous_release: '0.5.0' });
+  t.is((await git('status', '--porcelain')).stdout, '');
+
+  // Back to v0.5 with a test that fails: the upgrade stops at the tests, exit 1, branch kept, nothing committed.
+  await git('checkout', '-q', start);
+  await git('branch', '-q', '-D', report.branch);
+  writeFileSync(join(app, 'src', 'modules', 'notes', 'fails.test.ts'), "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\n\ntest('a test that fails', () => assert.equal(1, 2));\n");
+  await git('add', '-A');
+  await git('commit', '-q', '-m', 'A failing test');
+  const head = (await git('rev-parse', 'HEAD')).stdout.trim();
+  const stopped = await installedBackplane(app, ['upgrade', '--package', tarball, '--json'], env());
+  t.is(stopped.code, 1);
+  const failed = document<{ steps: { tests: boolean; doctor: unknown }; committed: boolean; branch: string }>(stopped);
+  t.like(failed, { committed: false, steps: { tests: false, doctor: null } });
+  t.regex(stopped.stderr, /tests failed/);
+  t.is((await git('rev-parse', '--abbrev-ref', 'HEAD')).stdout.trim(), failed.branch);
+  t.is((await git('rev-parse', 'HEAD')).stdout.trim(), head);
+});
