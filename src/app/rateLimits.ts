@@ -1,6 +1,6 @@
 import type { Worker } from 'node:cluster';
 import type client from 'prom-client';
-import { type AttemptLimits, normalizeEmail } from '../modules/auth/index.ts';
+import { type AttemptLimits, accountDirectory, normalizeEmail } from '../modules/auth/index.ts';
 import {
   type CoveredKey,
   type RateLimitSubject,
@@ -20,7 +20,7 @@ import {
   spendAttempt,
 } from '../modules/ratelimit/index.ts';
 import type { SettingsReader } from '../modules/settings/index.ts';
-import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
+import { type InstrumentedPool, type Queryable, createPool } from '../platform/db/pool.ts';
 import { normaliseAddress } from '../platform/http/clientAddress.ts';
 
 /** Connections reserved for rate-limit decisions by default (DATABASE_RATELIMIT_POOL_SIZE), by the pod's primary or each instance: the statements kept in flight. */
@@ -135,7 +135,7 @@ export function signInAttempts(limiter: RateLimiter<LimiterName>): AttemptLimits
  * The keys of the limits an operator's email and/or address fall under, as spendSignIn and the
  * per-address limit compute them (ADR 0128): the operator names them, the keys stay hashed.
  */
-export function coveredRateLimitKeys(subject: RateLimitSubject): CoveredKey[] | { invalid: 'email' | 'address' } {
+export async function coveredRateLimitKeys(subject: RateLimitSubject, db: Queryable): Promise<CoveredKey[] | { invalid: 'email' | 'address' }> {
   let normalized: string | undefined;
   if (subject.email !== undefined) {
     try {
@@ -148,9 +148,12 @@ export function coveredRateLimitKeys(subject: RateLimitSubject): CoveredKey[] | 
   if (subject.address !== undefined && address === undefined) {
     return { invalid: 'address' };
   }
+  // Two-factor changes are counted per account: the email's account, when there is one.
+  const account = normalized === undefined ? undefined : await accountDirectory.findByEmail(db, normalized);
   return [
     ...(normalized !== undefined && address !== undefined ? [{ limiter: 'auth_login', key: signInKey(normalized, address), covers: 'email_and_address' } as const] : []),
     ...(normalized !== undefined ? [{ limiter: 'auth_login_address', key: signInAddressKey(normalized), covers: 'email' } as const] : []),
     ...(address !== undefined ? [{ limiter: 'auth_ip', key: addressKey(address), covers: 'address' } as const] : []),
+    ...(account ? [{ limiter: 'auth_mfa', key: mfaChangeKey(account.id), covers: 'account' } as const] : []),
   ];
 }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { type Config, ConfigError } from '../app/config.ts';
 import { listRoles } from '../modules/auth/index.ts';
-import { selectInstances } from '../modules/releases/index.ts';
+import { countRunningInstances } from '../modules/releases/index.ts';
 import { describeRetention } from '../modules/retention/index.ts';
 import { migrationStatus } from '../platform/db/migrations.ts';
 import { withDatabase } from './database.ts';
@@ -51,7 +51,7 @@ export const ACTION_CHECKS: Record<ActionCheck, (context: UpgradeContext) => Pro
   },
 
   async shared_limits({ pool, config, replicas }) {
-    const running = (await selectInstances(pool, { staleAfterSeconds: 3 * config.heartbeatSeconds, afterId: undefined, running: true, limit: 200 })).length;
+    const running = await countRunningInstances(pool, 3 * config.heartbeatSeconds);
     const instances = Math.max(running, replicas);
     return instances > 1
       ? { needed: true, finding: `several instances (${running} running, ${replicas} replicas in the overlay): sign-in limits become stricter; raise auth.login_attempts and auth.ip_requests_per_minute if needed` }

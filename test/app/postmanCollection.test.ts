@@ -7,7 +7,16 @@ import { useInstances } from '../support/fixture.ts';
 
 // The committed Postman collection, run as an operator would run it (newman) against a live
 // instance: every request must get a status the document declares for its operation, never a 5xx.
-const app = useInstances(test, { count: 1, accounts: { admin: { roles: ['platform_admin'] } } });
+const app = useInstances(test, {
+  count: 1,
+  accounts: { admin: { roles: ['platform_admin'] } },
+  // The document's sample run id (42) names a finished run, as an operator's would: GET /ops/jobs/runs/{id} reads it.
+  seed: async (db) =>
+    void (await db.pool.query(
+      `insert into job_runs (id, job, trigger, queue, max_attempts, state, attempts, started_at, finished_at)
+       overriding system value values (42, 'retention', 'manual', 'default', 1, 'succeeded', 1, now(), now())`,
+    )),
+});
 const collection = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'api', 'postman_collection.json'), 'utf8')) as object;
 
 interface Execution {
@@ -68,7 +77,9 @@ test.serial('newman runs the collection in its order: every request asserts a de
     t.truthy(status, `${execution.item.name}: no response`);
     t.true(status! < 500, `${execution.item.name}: ${status}`);
     t.truthy(operation?.spec.responses[String(status)], `${execution.item.name}: ${status} is not declared`);
-    if (execution.request.method === 'GET' && execution.item.name.startsWith('GET /ops/')) {
+    // GET /ops/ratelimits names its subject in the query (email or address, neither required alone): the
+    // collection leaves both for the operator to fill, and without one the answer is 400 ratelimit_subject_invalid.
+    if (execution.request.method === 'GET' && execution.item.name.startsWith('GET /ops/') && execution.item.name !== 'GET /ops/ratelimits') {
       t.is(status, 200, `${execution.item.name} with the sample path values`);
     }
     statuses.push(`${execution.item.name} → ${status}`);

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
-import { kustomize, root } from './manifests.ts';
+import { kitWithSecrets, kustomize, root } from './manifests.ts';
 
 interface Link {
   title: string;
@@ -28,7 +28,8 @@ const charts = dashboard.panels.filter((panel) => panel.type !== 'row');
 const runbookFile = (url: string) => join(root, 'deploy', 'runbooks', /\/deploy\/runbooks\/(\w+\.md)$/.exec(url)?.[1] ?? 'none');
 
 test('the monitoring component ships the dashboard as a ConfigMap labelled grafana_dashboard', (t) => {
-  const maps = kustomize('overlays/production').filter((manifest) => manifest.kind === 'ConfigMap' && manifest.metadata.labels?.grafana_dashboard === '1');
+  // The production overlay generates its Secret from files create-secret.sh writes (git-ignored): render a copy that has them.
+  const maps = kustomize('overlays/production', kitWithSecrets()).filter((manifest) => manifest.kind === 'ConfigMap' && manifest.metadata.labels?.grafana_dashboard === '1');
   t.is(maps.length, 1);
   t.deepEqual(JSON.parse((maps[0]!.data as Record<string, string>)['backplane.json']!), dashboard);
   t.false(kustomize('base').some((manifest) => manifest.metadata.labels?.grafana_dashboard !== undefined));

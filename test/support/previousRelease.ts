@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from './cluster.ts';
@@ -11,15 +11,16 @@ import { root } from './cluster.ts';
 export const PREVIOUS_RELEASE = '19ef7988cdf51f7cb03d276738c6ba03c6b0a5ee';
 
 /**
- * The previous release's CLI, its source from `git archive` in the temporary folder with this
- * checkout's node_modules, run through tsx as the tests run this release's (a tsc build took 90 s
- * on a loaded machine, half the test's time budget); kept there between runs. Needs the commit in
- * the git history.
+ * The previous release's CLI, its source from `git archive` in the temporary folder with its own
+ * dependencies, installed from its own lock (`npm ci`, no install scripts, from npm's cache when it
+ * can: about 30 s), as a team running that release has them; run through tsx as the tests run this
+ * release's (a tsc build took 90 s on a loaded machine). Kept there between runs. Needs the commit
+ * in the git history.
  */
 export function previousReleaseCli(commit = PREVIOUS_RELEASE): string {
   const dir = join(tmpdir(), `backplane-release-${commit.slice(0, 12)}`);
   const cli = join(dir, 'src', 'cli.ts');
-  if (existsSync(cli)) {
+  if (existsSync(join(dir, '.installed'))) {
     return cli;
   }
   const building = `${dir}.${process.pid}`;
@@ -30,8 +31,10 @@ export function previousReleaseCli(commit = PREVIOUS_RELEASE): string {
   } catch (error) {
     throw new Error(`cannot read commit ${commit} from git (a shallow clone? fetch the history): ${(error as Error).message}`);
   }
-  symlinkSync(join(root, 'node_modules'), join(building, 'node_modules'));
-  // Another test process may have finished first: either build is the same.
+  execFileSync('npm', ['ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'error'], { cwd: building, stdio: ['ignore', 'ignore', 'pipe'] });
+  writeFileSync(join(building, '.installed'), commit);
+  // Another test process may have finished first: either copy is the same.
+  rmSync(dir, { recursive: true, force: true });
   try {
     renameSync(building, dir);
   } catch {

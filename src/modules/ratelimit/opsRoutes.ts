@@ -12,7 +12,7 @@ const Subject = z.strictObject({
 
 const LimiterState = z.object({
   limiter: z.enum(LIMITER_NAMES),
-  covers: z.enum(['email', 'address', 'email_and_address']).describe('What of the subject the limiter\'s key is made of'),
+  covers: z.enum(['email', 'address', 'email_and_address', 'account']).describe('What of the subject the limiter\'s key is made of'),
   limit: z.number().int(),
   period_seconds: z.number(),
   remaining: z.number().int().describe('Requests it would admit right now'),

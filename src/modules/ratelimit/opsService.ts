@@ -24,11 +24,12 @@ export interface RateLimitSubject {
 export interface CoveredKey {
   limiter: LimiterName;
   key: string;
-  covers: 'email' | 'address' | 'email_and_address';
+  /** account: the key is the email's account (two-factor changes are counted per account). */
+  covers: 'email' | 'address' | 'email_and_address' | 'account';
 }
 
 /** The subject's keys; `{ invalid }` names the field that is not an email or an IP address. */
-export type CoveredKeys = (subject: RateLimitSubject) => CoveredKey[] | { invalid: 'email' | 'address' };
+export type CoveredKeys = (subject: RateLimitSubject, db: Queryable) => Promise<CoveredKey[] | { invalid: 'email' | 'address' }>;
 
 export interface RateLimitOpsNeeds {
   pool: pg.Pool;
@@ -54,11 +55,11 @@ export interface LimiterState {
   full_at: string | null;
 }
 
-const covered = (keysOf: CoveredKeys, subject: RateLimitSubject): CoveredKey[] => {
+const covered = async (keysOf: CoveredKeys, db: Queryable, subject: RateLimitSubject): Promise<CoveredKey[]> => {
   if (subject.email === undefined && subject.address === undefined) {
     throw new RateLimitOpsError('ratelimit_subject_invalid', 'Name an email, an address, or both.');
   }
-  const keys = keysOf(subject);
+  const keys = await keysOf(subject, db);
   if ('invalid' in keys) {
     throw new RateLimitOpsError('ratelimit_subject_invalid', keys.invalid === 'email' ? 'The email is not a valid email address.' : 'The address is not an IP address.');
   }
@@ -101,11 +102,11 @@ export function createRateLimitOps(needs: RateLimitOpsNeeds, limiter: RateLimite
 
   return {
     /** Each limiter covering the subject: what is left, whether it blocks and until when. */
-    lookup: async (subject: RateLimitSubject) => ({ limiters: await describe(needs.pool, covered(needs.keysOf, subject)) }),
+    lookup: async (subject: RateLimitSubject) => ({ limiters: await describe(needs.pool, await covered(needs.keysOf, needs.pool, subject)) }),
 
     /** Empties those buckets in the database and, through the notification, in every instance's memory; audited. */
     clear: async (subject: RateLimitSubject, reasonText: string | undefined, by: ChangedBy) => {
-      const keys = covered(needs.keysOf, subject);
+      const keys = await covered(needs.keysOf, needs.pool, subject);
       const reason = reasonText?.trim();
       if (!reason) {
         throw new RateLimitOpsError('ratelimit_reason_required', 'A reason is required to clear rate limits.');

@@ -9,7 +9,7 @@ import { createRuntimeSnapshots } from './runtimeSnapshot.ts';
 import type { InstanceRecord } from './store.ts';
 
 export type { InstanceRecord } from './store.ts';
-export { selectInstances } from './store.ts';
+export { countRunningInstances, selectInstances } from './store.ts';
 export { instanceEntry } from './views.ts';
 export { purgeReleaseInstances } from './purge.ts';
 

@@ -123,6 +123,17 @@ where ($2::bigint is null or id < $2)
 order by release_instances.id desc
 limit $4`;
 
+// Only columns of the first release_instances: `backplane upgrade` counts running instances on the schema it is about to migrate.
+const countRunningInstancesSql = `
+select count(*)::int as running
+from release_instances
+where stopped_at is null and last_seen_at > now() - make_interval(secs => $1)`;
+
+export async function countRunningInstances(db: Queryable, staleAfterSeconds: number): Promise<number> {
+  const result = await db.query<{ running: number }>(countRunningInstancesSql, [staleAfterSeconds]);
+  return result.rows[0]!.running;
+}
+
 export interface InstancePageQuery {
   staleAfterSeconds: number;
   /** Rows are numbered in start order, so the id alone is the keyset. */

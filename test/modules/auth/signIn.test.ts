@@ -26,8 +26,8 @@ test('a password sign-in returns tokens; /auth/me tells who and how; the event i
     id: account.id,
     email: account.email,
     roles: ['ops_viewer'],
-    // What the console hides or disables by: ops_viewer's `ops.*.read`, spelled out.
-    permissions: ['ops.system.read', 'ops.releases.read', 'ops.settings.read', 'ops.audit.read', 'ops.jobs.read', 'ops.roles.read'],
+    // What the console hides or disables by: ops_viewer's `ops.*.read`, spelled out, sorted by name.
+    permissions: ['ops.accounts.read', 'ops.audit.read', 'ops.jobs.read', 'ops.ratelimits.read', 'ops.releases.read', 'ops.roles.read', 'ops.settings.read', 'ops.system.read'],
     methods: ['pwd'],
     totp_enabled: false,
   });

@@ -35,6 +35,7 @@ test.serial('a blocked email is shown with when it is free again; clearing it le
     ['auth_login', 'email_and_address', true],
     ['auth_login_address', 'email', false],
     ['auth_ip', 'address', false],
+    ['auth_mfa', 'account', false],
   ]);
   t.like(limiters[0], { limit: LOGIN_ATTEMPTS, remaining: 0 });
   t.true(Date.parse(limiters[0].blocked_until) > Date.now() + 10_000);
@@ -44,6 +45,7 @@ test.serial('a blocked email is shown with when it is free again; clearing it le
   const cleared = await clear(query, { reason: 'INC-9: the customer called support' });
   t.is(cleared.status, 200);
   const body = (await cleared.json()) as any;
+  // auth_mfa had no bucket: nothing was spent on the account's two-factor changes.
   t.deepEqual(body.cleared.sort(), ['auth_ip', 'auth_login', 'auth_login_address']);
   t.true(body.limiters.every((entry: any) => !entry.blocked && entry.full_at === null));
   // The other instance forgets its known block within a second (generous bound for a loaded machine).
