@@ -335,10 +335,12 @@ browserTest('a recovery code signs in too; a reload stays signed in; sign out fo
   await page.waitForSelector('#nav:not([hidden])', WAIT);
   t.true((await page.$eval('#who', (element) => element.textContent!)).includes(admin.email));
   await page.click('#sign-out');
-  await page.waitForSelector('#password-form:not([hidden])', WAIT);
+  // The sign-in box, not the form inside it: the form keeps no hidden attribute while its box is hidden,
+  // so waiting for the form would not wait for the sign-out to end.
+  await page.waitForSelector('#sign-in:not([hidden]) #password-form:not([hidden])', WAIT);
   t.true(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
   await page.reload({ waitUntil: 'load' });
-  await page.waitForSelector('#password-form:not([hidden])', WAIT);
+  await page.waitForSelector('#sign-in:not([hidden]) #password-form:not([hidden])', WAIT);
   t.true(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
   await waitFor(async () => ((await open()) === before - 1 ? true : undefined), 15_000, 'the session to be revoked');
   t.deepEqual(errors, []);
