@@ -10,7 +10,7 @@ import { runDoctor } from './doctor.ts';
 import type { CheckResult } from './doctorChecks.ts';
 import { printJson, printTable } from './output.ts';
 import { RELEASES } from './releases/notes.ts';
-import { evaluateReleases } from './upgradeChecks.ts';
+import { evaluateReleases, releaseReport } from './upgradeChecks.ts';
 import { LOCK_FILE, LOCK_FORMAT, type LockFile, readLock } from './upgradeLock.ts';
 import { isApplication, upgradeApplication } from './upgradeApplication.ts';
 import { UpgradeRefused, commitOnBranch, fileInRepository, git, oneLine, openRepository } from './upgradeRepository.ts';
@@ -207,18 +207,7 @@ async function run(flags: Flags): Promise<number> {
     dir: given,
     dry_run: dryRun,
     nothing_to_do: false,
-    releases: releases.map((release) => ({
-      version: release.version,
-      changes: evaluated
-        .filter((item) => item.release === release)
-        .map((item) => ({
-          change: item.change.change,
-          action: item.change.action,
-          check: item.change.check ?? null,
-          needed: item.evaluation?.needed ?? null,
-          finding: item.evaluation?.finding ?? null,
-        })),
-    })),
+    releases: releaseReport(releases, evaluated),
     branch,
     image: retagged.image,
     overlay: overlayDir,

@@ -11,7 +11,7 @@ import type { CheckResult } from './doctorChecks.ts';
 import { dependencySpec } from './new.ts';
 import { printJson } from './output.ts';
 import { RELEASES } from './releases/notes.ts';
-import { evaluateReleases } from './upgradeChecks.ts';
+import { evaluateReleases, releaseReport } from './upgradeChecks.ts';
 import { LOCK_FILE } from './upgradeLock.ts';
 import { UpgradeRefused, fileInRepository, git, oneLine } from './upgradeRepository.ts';
 import { compareVersions, normalizeVersion } from './upgradeVersions.ts';
@@ -118,12 +118,7 @@ export async function upgradeApplication(flags: Flags, dir: string, root: string
     dir,
     dry_run: dryRun,
     nothing_to_do: false,
-    releases: releases.map((release) => ({
-      version: release.version,
-      changes: evaluated
-        .filter((item) => item.release === release)
-        .map((item) => ({ change: item.change.change, action: item.change.action, check: item.change.check ?? null, needed: item.evaluation?.needed ?? null, finding: item.evaluation?.finding ?? null })),
-    })),
+    releases: releaseReport(releases, evaluated),
     branch,
     package: spec,
     lock: null,

@@ -72,6 +72,17 @@ export const ACTION_CHECKS: Record<ActionCheck, (context: UpgradeContext) => Pro
   },
 };
 
+export type EvaluatedChange = { release: ReleaseNotes; change: ReleaseNotes['changes'][number]; evaluation?: Evaluation };
+
+/** The report's `releases`, the same for a deployment repository and an application. */
+export const releaseReport = (releases: ReleaseNotes[], evaluated: EvaluatedChange[]) =>
+  releases.map((release) => ({
+    version: release.version,
+    changes: evaluated
+      .filter((item) => item.release === release)
+      .map((item) => ({ change: item.change.change, action: item.change.action, check: item.change.check ?? null, needed: item.evaluation?.needed ?? null, finding: item.evaluation?.finding ?? null })),
+  }));
+
 /** Each release's changes, evaluated against the database: refused on one never migrated or ahead of this release. */
 export async function evaluateReleases(releases: ReleaseNotes[], overlay: string, replicas: number) {
   try {
@@ -97,7 +108,7 @@ async function evaluateAgainstDatabase(releases: ReleaseNotes[], overlay: string
       try {
         return await withServices(pool, url, config, async (services) => {
           const context = { pool, config, services, overlay, replicas };
-          const results: Array<{ release: ReleaseNotes; change: ReleaseNotes['changes'][number]; evaluation?: Evaluation }> = [];
+          const results: EvaluatedChange[] = [];
           for (const release of releases) {
             for (const change of release.changes) {
               results.push({ release, change, ...(change.check ? { evaluation: await ACTION_CHECKS[change.check](context) } : {}) });
