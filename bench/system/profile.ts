@@ -2,7 +2,8 @@
 // under `node --cpu-prof`, loads GET /readyz, the guarded GET /ops/system and POST /auth/bench (the
 // per-address limit decided by the pod's primary, then 404) one after the other, and prints each
 // layer's share of the instance's samples (self time by file). BENCH_SECONDS=5 per route;
-// BENCH_ROOT=<a built checkout> profiles another build (the base of a change) on the same database.
+// BENCH_ROOT=<a built checkout> profiles another build (the base of a change) on the same database;
+// BENCH_ROUTES=readyz,system,auth,flood picks the routes, BENCH_BY=function lists functions, not layers.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,21 +42,26 @@ let window = [0, 0];
 let cpuMs = 0;
 try {
   await waitForHttp(`${url}/readyz`, child, 60_000);
-  const run = async (path: string, method: 'GET' | 'POST', headers: Record<string, string> = {}) => {
+  const run = async (path: string, method: 'GET' | 'POST', headers: Record<string, string> = {}, oneClient = false) => {
     const result = await autocannon({
       url: `${url}${path}`,
       method,
       headers,
       connections: 50,
       duration: seconds,
-      requests: [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, 'x-forwarded-for': `10.9.${(client >> 8) & 255}.${client++ & 255}` } }) }],
+      requests: [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, 'x-forwarded-for': oneClient ? '10.8.0.1' : `10.9.${(client >> 8) & 255}.${client++ & 255}` } }) }],
     });
     console.log(`${method} ${path}: ${Math.round(result.requests.average)} req/s, ${result.requests.total} requests`);
     return result.requests.total;
   };
   const from = Number(process.hrtime.bigint() / 1000n);
   const cpuBefore = treeCpu([child.pid!]);
-  total = (await run('/readyz', 'GET')) + (await run('/ops/system', 'GET', { Authorization: `Bearer ${token}` })) + (await run('/auth/bench', 'POST'));
+  const routes = (process.env.BENCH_ROUTES ?? 'readyz,system,auth').split(',');
+  total += routes.includes('readyz') ? await run('/readyz', 'GET') : 0;
+  total += routes.includes('system') ? await run('/ops/system', 'GET', { Authorization: `Bearer ${token}` }) : 0;
+  total += routes.includes('auth') ? await run('/auth/bench', 'POST') : 0;
+  // One client flooding: after its first minute's budget, refusals known from memory (ratelimit (a)).
+  total += routes.includes('flood') ? await run('/auth/bench', 'POST', {}, true) : 0;
   window = [from, Number(process.hrtime.bigint() / 1000n)];
   cpuMs = cpuMsBetween(cpuBefore, treeCpu([child.pid!]), child.pid!);
   console.log(`requests: ${total}`);
@@ -90,8 +96,13 @@ const busyMs = (profile: Profile) => {
 // The instance is the profile that worked most (the primary mostly waits).
 const profiles = readdirSync(dir).map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile);
 const profile = profiles.sort((a, b) => busyMs(b) - busyMs(a))[0]!;
+// BENCH_BY=function: each function's self time (file:function) instead of each layer's.
+const byFunction = process.env.BENCH_BY === 'function';
 const layer = (node: Node) => {
   const { url: file, functionName } = node.callFrame;
+  if (byFunction) {
+    return `${file.replace(/^.*\/(node_modules|dist)\//, '')}:${functionName || '(anonymous)'}`;
+  }
   if (!file) {
     return functionName.startsWith('(') ? functionName : `(native) ${functionName}`;
   }

@@ -51,6 +51,12 @@ export function createRequestFrame(options: RequestFrameOptions) {
     options.logRequest(request);
   };
 
+  // The early answer resolves the client of every request it lets through, then Koa's path runs at
+  // once for the same request: it reuses that address rather than resolving it again.
+  let resolvedFor: IncomingMessage | undefined;
+  let resolvedAddress = '';
+  const clientAddressOf = (req: IncomingMessage): string => (req === resolvedFor ? resolvedAddress : options.clientAddress(req));
+
   const middleware: Middleware = async function handleRequest(ctx: Context, next: Next): Promise<void> {
     const started = performance.now();
     const requestId = requestIdFor(ctx.get('X-Request-Id'));
@@ -58,7 +64,8 @@ export function createRequestFrame(options: RequestFrameOptions) {
     ctx.state.deadlineAt = started + deadlineMs;
     try {
       ctx.set('X-Request-Id', requestId);
-      ctx.state.clientAddress = options.clientAddress(ctx.req);
+      ctx.state.clientAddress = clientAddressOf(ctx.req);
+      resolvedFor = undefined;
       await next();
     } catch (error) {
       options.renderError(ctx, error);
@@ -95,6 +102,8 @@ export function createRequestFrame(options: RequestFrameOptions) {
       return false;
     }
     if (!error) {
+      resolvedFor = req;
+      resolvedAddress = clientAddress;
       return false;
     }
     const incoming = req.headers['x-request-id'];

@@ -2,6 +2,18 @@ import pino, { type Logger } from 'pino';
 
 export type { Logger };
 
+let lastMs = 0;
+let lastTime = '';
+/** pino's ISO `time`, formatted once per millisecond: a flood logs thousands of lines in one. */
+function isoTime(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastTime = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return lastTime;
+}
+
 /**
  * JSON logs; anything that looks like a credential is redacted wherever it appears. fd 1 for the
  * service; commands log to fd 2 so their stdout stays their output. Service writes are asynchronous,
@@ -16,7 +28,7 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
     {
       level,
       base: { pid: process.pid, ...bindings },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTime,
       redact: {
         paths: ['password', 'token', 'access_token', 'refresh_token', 'authorization', '*.password', '*.token', 'headers.authorization'],
         censor: '[redacted]',
