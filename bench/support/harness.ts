@@ -155,6 +155,8 @@ export function printTable(results: LoadResult[]): void {
 export function writeResults(name: string, data: unknown): string {
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });
   const file = join(root, 'bench', 'results', `${name}-${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
-  writeFileSync(file, JSON.stringify(data, null, 2) + '\n');
+  // Which Node ran it: the runtimes price a request differently (BENCH_NODE=24).
+  const recorded = typeof data === 'object' && data !== null && !Array.isArray(data) ? { node: process.version, ...data } : data;
+  writeFileSync(file, JSON.stringify(recorded, null, 2) + '\n');
   return file;
 }
