@@ -127,6 +127,8 @@ export interface ModuleDeclarations<Permission extends string = string, RouteDep
   /** Scheduled jobs whose handlers need nothing from `create` (the job context gives the pool, tasks and logger). */
   jobs?: readonly JobDefinition[];
   commands?: readonly ModuleCommand[];
+  /** The folder of the module's own SQL migrations (`new URL('./migrations', import.meta.url)`): run with Backplane's and the application's, in one order by version, under one lock (ADR 0120). */
+  migrations?: string | URL;
   /** Work in the pod's primary, started once per pod. */
   primary?(context: { config: unknown; logger: Logger }): PrimaryWork | undefined;
 }
