@@ -113,8 +113,9 @@ test.serial('a second module is a copy of the example folder and one line in the
   const copy = join(app, 'src', 'modules', 'memos');
   cpSync(join(app, 'src', 'modules', 'notes'), copy, { recursive: true });
   for (const file of readdirSync(copy, { recursive: true, encoding: 'utf8' }).filter((name) => /\.(ts|sql)$/.test(name))) {
-    writeFileSync(join(copy, rename(file)), rename(readFileSync(join(copy, file), 'utf8')));
+    const text = readFileSync(join(copy, file), 'utf8');
     rmSync(join(copy, file));
+    writeFileSync(join(copy, rename(file)), rename(text));
   }
   // The one line in the module list.
   const list = join(app, 'src', 'application.ts');
