@@ -22,6 +22,7 @@ import type { Platform } from './platform.ts';
 import { coveredRateLimitKeys, settingsRateLimits, signInAttempts } from './rateLimits.ts';
 import { auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import type { RateLimitSettings } from '../modules/ratelimit/index.ts';
+import type { BackplaneSettingsReader } from './backplaneSettings.ts';
 
 /** What Backplane's own modules are given beyond the public context: the configuration, the platform, the composed lists. */
 export interface BuiltContext extends ModuleContext {
@@ -63,7 +64,7 @@ function wire<P extends AnyPart>(
 
 type SettingsApi = Api<typeof settingsModule>;
 const recordAudit = (context: BuiltContext) => context.use<Api<typeof auditModule>>('audit').recordAudit as RecordAudit;
-const settings = (context: BuiltContext) => context.use<SettingsApi>('settings').reader;
+const settings = (context: BuiltContext): BackplaneSettingsReader => context.use<SettingsApi>('settings').reader;
 
 /** Backplane's own modules, in the order an instance creates them. */
 export const backplaneModules: readonly AnyModule[] = [

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { RecordAudit } from '../../platform/audit.ts';
 import { definePart } from '../../platform/module.ts';
+import { authSettings } from './settings.ts';
 import type { SecretBox } from '../../platform/secrets/secretBox.ts';
 import { createAccessRevocations } from './accessRevocations.ts';
 import { createTokenVerifier } from './accessTokens.ts';
@@ -57,9 +58,12 @@ export interface AuthNeeds {
   recordAudit: RecordAudit;
 }
 
+export { authSettings } from './settings.ts';
+
 /** Accounts, roles, sessions, two-factor sign-in and the bearer check of every route. */
 export const authModule = definePart({
   name: 'auth',
+  settings: authSettings,
   routes: [...authRoutes, ...signInRoutes, ...mfaRoutes, ...rolesRoutes, ...accountsRoutes],
   statuses: authStatuses,
   /** Permission name → what it allows; names are public API. */
