@@ -118,6 +118,10 @@ export function compose(application: Application): Composed {
       auditActions.set(name, description);
     }
     for (const setting of module.settings ?? []) {
+      // Every change of a setting needs a reason (setting_reason_required): a declaration may say so, never waive it.
+      if (setting.reasonRequired === false) {
+        throw new CompositionError(`setting ${setting.name} of module ${module.name} declares reasonRequired: false: every change of a setting needs a reason`);
+      }
       claim('setting', setting.name, module.name);
       settings.push(setting);
     }
