@@ -33,6 +33,10 @@ export interface SettingsNeeds {
 /** Runtime settings: held in memory on every instance, changed with a reason, followed within a second. */
 export const settingsModule = definePart({
   name: 'settings',
+  /** Audit action → what the event records: the catalogue (ADR 0120); names are public API. */
+  auditActions: {
+    'settings.value.changed': 'A runtime setting was changed',
+  },
   routes: settingsRoutes,
   statuses: settingsStatuses,
   /** Permission name → what it allows; names are public API. */
