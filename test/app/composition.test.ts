@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { CompositionError, backplaneModules, defineApplication, defineModule, routeDefiner } from '../../src/index.ts';
 import { compose } from '../../src/app/application.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
-import { runCli } from '../support/cluster.ts';
+import { runCli, startCluster } from '../support/cluster.ts';
 import { getJson } from '../support/http.ts';
 import { startTestInstance } from '../support/instance.ts';
 import { accountWithToken, bearer } from '../support/tokens.ts';
@@ -103,4 +103,14 @@ test.serial('the application\'s backplane command grants its permissions and lis
   t.is((await runCli(['settings', 'set', 'notes.page_size', '40', '--reason', 'bigger pages'], env, undefined, entry)).code, 0);
   const refused = await runCli(['roles', 'create', 'note_readers_too', '--permission', 'notes.read', '--reason', 'notes team'], env);
   t.is(refused.code, 1, 'Backplane alone declares no notes.read');
+});
+
+test.serial('the pod\'s primary starts the work each module declares and hands it every instance it forks', async (t) => {
+  const cluster = await startCluster(db.url, 2, {}, join(import.meta.dirname, 'fixtures', 'notesApplication.ts'));
+  try {
+    const metrics = await (await fetch(cluster.metricsUrl)).text();
+    t.regex(metrics, /^notes_primary_instances_served_total{role="primary"} 2$/m);
+  } finally {
+    await cluster.stop();
+  }
 });
