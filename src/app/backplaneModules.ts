@@ -109,7 +109,7 @@ export const backplaneModules: readonly AnyModule[] = [
       }),
     ),
     // APP_RATELIMIT_BATCHING=pod: one decision pool in the primary answers every instance's batches.
-    primary: ({ config, databaseUrl, registry }) => {
+    primaryWork: ({ config, databaseUrl, registry }) => {
       const { rateLimitBatching, pools, rateLimitSpacingMs, instances, databasePooling } = config as Config;
       return rateLimitBatching === 'pod'
         ? decideForPod(databaseUrl, { connections: pools.rateLimit, spacingMs: rateLimitSpacingMs, instances, pooling: databasePooling, registry })

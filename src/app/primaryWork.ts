@@ -10,7 +10,7 @@ export interface StartedPrimaryWork {
 }
 
 /**
- * Starts each module's declared `primary()` in the application's order (ADR 0120, amended
+ * Starts each module's declared `primaryWork()` and `primary()` in the application's order (ADR 0120, amended
  * 2026-11-26); one that fails to start closes those before it.
  */
 export async function startPrimaryWork(application: Application, context: PrimaryContext): Promise<StartedPrimaryWork> {
@@ -22,9 +22,10 @@ export async function startPrimaryWork(application: Application, context: Primar
   };
   try {
     for (const module of application.modules) {
-      const work = await module.primary?.(context);
-      if (work) {
-        started.push(work);
+      for (const work of [await module.primaryWork?.(context), module.primary?.(context)]) {
+        if (work) {
+          started.push(work);
+        }
       }
     }
   } catch (error) {

@@ -140,8 +140,10 @@ export interface ModuleDeclarations<Permission extends string = string, RouteDep
   commands?: readonly ModuleCommand[];
   /** The folder of the module's own SQL migrations (`new URL('./migrations', import.meta.url)`): run with Backplane's and the application's, in one order by version, under one lock (ADR 0120). */
   migrations?: string | URL;
-  /** Work in the pod's primary, started once per pod after migrations, before the instances; closed after they stop. */
-  primary?(context: PrimaryContext): PrimaryWork | undefined | Promise<PrimaryWork | undefined>;
+  /** Work in the pod's primary, started once per pod. */
+  primary?(context: { config: unknown; logger: Logger }): PrimaryWork | undefined;
+  /** Work in the pod's primary that needs the database or the metrics (`primary` has neither): started after migrations, before the instances; closed after they stop. */
+  primaryWork?(context: PrimaryContext): PrimaryWork | undefined | Promise<PrimaryWork | undefined>;
 }
 
 /** A capability as an application composes it (ADR 0120). */
