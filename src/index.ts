@@ -13,6 +13,7 @@ export type {
   ModuleDeclarations,
   ModuleDefinition,
   ModuleMiddleware,
+  PrimaryContext,
   PrimaryWork,
   Route,
   SettingDeclaration,

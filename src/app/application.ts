@@ -4,7 +4,7 @@ import type { AgingTarget } from '../platform/db/aging.ts';
 import type { StatusTable } from '../platform/errors.ts';
 import type { JobDefinition } from '../platform/jobs.ts';
 import type { AnyModule, ModuleCommand, SettingDeclaration } from '../platform/module.ts';
-import { useApplicationMigrations } from '../platform/db/migrationSets.ts';
+import { APPLICATION_SET, BACKPLANE_SET, useApplicationMigrations, useModuleMigrations } from '../platform/db/migrationSets.ts';
 
 /** An application: Backplane's modules and its own, composed once and used by `serve`, every command, the tests and the benches. */
 export interface Application {
@@ -54,6 +54,10 @@ export function defineApplication(options: ApplicationOptions): Application {
       throw new CompositionError(`module ${module.name} is listed twice`);
     }
     seen.add(module.name);
+    // A module's migrations are listed under its name, beside the sets `backplane` and `application`.
+    if (module.migrations !== undefined && [BACKPLANE_SET, APPLICATION_SET].includes(module.name)) {
+      throw new CompositionError(`module ${module.name} declares migrations: a module with migrations may not be named ${module.name}`);
+    }
   }
   const position = new Map(modules.map((module, index) => [module.name, index]));
   for (const [index, module] of modules.entries()) {
@@ -114,6 +118,10 @@ export function compose(application: Application): Composed {
       auditActions.set(name, description);
     }
     for (const setting of module.settings ?? []) {
+      // Every change of a setting needs a reason (setting_reason_required): a declaration may say so, never waive it.
+      if (setting.reasonRequired === false) {
+        throw new CompositionError(`setting ${setting.name} of module ${module.name} declares reasonRequired: false: every change of a setting needs a reason`);
+      }
       claim('setting', setting.name, module.name);
       settings.push(setting);
     }
@@ -155,6 +163,7 @@ let current: Application | undefined;
 export function useApplication(application: Application): void {
   current = application;
   useApplicationMigrations(application.migrations);
+  useModuleMigrations(application.modules.flatMap((module) => (module.migrations === undefined ? [] : [{ set: module.name, dir: module.migrations }])));
 }
 
 export async function currentApplication(): Promise<Application> {

@@ -19,9 +19,10 @@ import type { Config } from './config.ts';
 import { encryptionKeyText, openSecretBox } from './encryptionKey.ts';
 import { canStillSignIn, identityAccounts, providerSignIn } from './identities.ts';
 import type { Platform } from './platform.ts';
-import { coveredRateLimitKeys, settingsRateLimits, signInAttempts } from './rateLimits.ts';
+import { coveredRateLimitKeys, decideForPod, settingsRateLimits, signInAttempts } from './rateLimits.ts';
 import { auditRetentionPurge, retentionJobStatus, retentionSettings } from './retention.ts';
 import type { RateLimitSettings } from '../modules/ratelimit/index.ts';
+import type { BackplaneSettingsReader } from './backplaneSettings.ts';
 
 /** What Backplane's own modules are given beyond the public context: the configuration, the platform, the composed lists. */
 export interface BuiltContext extends ModuleContext {
@@ -63,7 +64,7 @@ function wire<P extends AnyPart>(
 
 type SettingsApi = Api<typeof settingsModule>;
 const recordAudit = (context: BuiltContext) => context.use<Api<typeof auditModule>>('audit').recordAudit as RecordAudit;
-const settings = (context: BuiltContext) => context.use<SettingsApi>('settings').reader;
+const settings = (context: BuiltContext): BackplaneSettingsReader => context.use<SettingsApi>('settings').reader;
 
 /** Backplane's own modules, in the order an instance creates them. */
 export const backplaneModules: readonly AnyModule[] = [
@@ -86,26 +87,35 @@ export const backplaneModules: readonly AnyModule[] = [
       pid: process.pid,
     },
   })),
-  wire(
-    rateLimitModule,
-    ['audit', 'settings', 'releases'],
-    (c) => ({
-      decide: c.platform.rateLimitDecisions,
-      limits: c.options.rateLimits ?? settingsRateLimits(settings(c)),
-      logger: c.logger,
-      registry: c.registry,
-      decisionTimeoutMs: c.options.rateLimitTimeoutMs,
-      // Until every running instance has counted this one, deciding alone grants nothing (ADR 0020, amended 2026-11-26).
-      liveInstances: c.use<Api<typeof releasesModule>>('releases').shareDivisor,
-      ops: { pool: c.pool, listener: c.listener, recordAudit: recordAudit(c), keysOf: coveredRateLimitKeys },
-    }),
-    (created, c) => ({
-      middleware: {
-        // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.
-        early: (request) => (settings(c).boolean('maintenance.enabled') ? undefined : created.api.refuseFromMemory(request)),
-      },
-    }),
-  ),
+  {
+    ...wire(
+      rateLimitModule,
+      ['audit', 'settings', 'releases'],
+      (c) => ({
+        decide: c.platform.rateLimitDecisions,
+        limits: c.options.rateLimits ?? settingsRateLimits(settings(c)),
+        logger: c.logger,
+        registry: c.registry,
+        decisionTimeoutMs: c.options.rateLimitTimeoutMs,
+        // Until every running instance has counted this one, deciding alone grants nothing (ADR 0020, amended 2026-11-26).
+        liveInstances: c.use<Api<typeof releasesModule>>('releases').shareDivisor,
+        ops: { pool: c.pool, listener: c.listener, recordAudit: recordAudit(c), keysOf: coveredRateLimitKeys },
+      }),
+      (created, c) => ({
+        middleware: {
+          // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.
+          early: (request) => (settings(c).boolean('maintenance.enabled') ? undefined : created.api.refuseFromMemory(request)),
+        },
+      }),
+    ),
+    // APP_RATELIMIT_BATCHING=pod: one decision pool in the primary answers every instance's batches.
+    primaryWork: ({ config, databaseUrl, registry }) => {
+      const { rateLimitBatching, pools, rateLimitSpacingMs, instances, databasePooling } = config as Config;
+      return rateLimitBatching === 'pod'
+        ? decideForPod(databaseUrl, { connections: pools.rateLimit, spacingMs: rateLimitSpacingMs, instances, pooling: databasePooling, registry })
+        : undefined;
+    },
+  },
   wire(authModule, ['audit', 'settings', 'ratelimit'], (c) => ({
     pool: c.pool,
     listener: c.listener,

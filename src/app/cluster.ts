@@ -19,7 +19,8 @@ import { checkListenAddress } from './listenAddress.ts';
 import { watchLiveness } from './liveness.ts';
 import { DRAIN_MESSAGE, LISTENER_CLOSED_MESSAGE, STOPPED_ACCEPTING_MESSAGE } from './messages.ts';
 import { serveClusterMetrics } from './metricsServer.ts';
-import { type PodRateLimits, decideForPod } from './rateLimits.ts';
+import { currentApplication } from './application.ts';
+import { startPrimaryWork } from './primaryWork.ts';
 
 const RESTART_BASE_MS = 500;
 const RESTART_MAX_MS = 30_000;
@@ -104,16 +105,8 @@ export async function runPrimary(config: Config): Promise<void> {
       `${budget.perPod ? `, the primary ${budget.perPod} for the pod's rate-limit decisions` : ''}; ${config.instances} instances: ${budget.perProcess}`,
   );
   await migrate(database, logger, config);
-  const podRateLimits: PodRateLimits | undefined =
-    config.rateLimitBatching === 'pod'
-      ? await decideForPod(database.url, {
-          connections: config.pools.rateLimit,
-          spacingMs: config.rateLimitSpacingMs,
-          instances: config.instances,
-          pooling: config.databasePooling,
-          registry: metrics.registry,
-        })
-      : undefined;
+  // Every module's work in the primary (the pod's rate-limit decisions), before the instances it serves.
+  const primaryWork = await startPrimaryWork(await currentApplication(), { config, logger, databaseUrl: database.url, registry: metrics.registry });
   database.supervise({
     died: () => logger.error('embedded PostgreSQL died; restarting it'),
     restarting: (attempt, delayMs, error) =>
@@ -165,7 +158,7 @@ export async function runPrimary(config: Config): Promise<void> {
     });
     slot.worker = worker;
     liveness.watch(worker);
-    podRateLimits?.serve(worker);
+    primaryWork.serve(worker);
     listening.delete(slot.index);
     worker.on('listening', () => {
       listening.add(slot.index);
@@ -241,7 +234,7 @@ export async function runPrimary(config: Config): Promise<void> {
     await Promise.all(exits);
     clearTimeout(deadline);
     await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
-    await podRateLimits?.close();
+    await primaryWork.close();
     await database.release();
     logger.info('stopped');
     process.exit(0);

@@ -25,12 +25,15 @@ const implicitProblems = (route: AnyRoute): string[] => [
 ];
 
 /** The OpenAPI document, from the modules' static routes and status tables alone (no database, no instance). */
-export const apiDocument = (application: Application, version: string) =>
-  buildOpenApiDocument(
+export const apiDocument = (application: Application, version: string): Record<string, unknown> => ({
+  ...buildOpenApiDocument(
     routesOf(application.modules),
     { ...API_INFO, version },
     { statuses: mergeStatusTables([platformStatuses, ...compose(application).statuses]), implicitProblems, examples: loadApiExamples() },
-  );
+  ),
+  // The audit actions the modules declare, a catalogue beside the problem codes: public API, added to, never renamed.
+  'x-audit-actions': Object.fromEntries([...compose(application).auditActions].sort(([a], [b]) => a.localeCompare(b))),
+});
 
 type AnyStarted = { module: ModuleDefinition; started: Started<unknown, unknown> };
 

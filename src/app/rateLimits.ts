@@ -19,7 +19,7 @@ import {
   signInKey,
   spendAttempt,
 } from '../modules/ratelimit/index.ts';
-import type { SettingsReader } from '../modules/settings/index.ts';
+import type { BackplaneSettingsReader } from './backplaneSettings.ts';
 import { type InstrumentedPool, type Queryable, createPool } from '../platform/db/pool.ts';
 import { normaliseAddress } from '../platform/http/clientAddress.ts';
 
@@ -100,7 +100,7 @@ export async function decideForPod(
  * The limits the limiters read on every decision, from the runtime settings in memory: a change
  * applies to the next request.
  */
-export function settingsRateLimits(settings: SettingsReader): RateLimitSettings {
+export function settingsRateLimits(settings: BackplaneSettingsReader): RateLimitSettings {
   const limits: RateLimitSettings = {
     auth_ip: () => ({ limit: settings.integer('auth.ip_requests_per_minute'), periodSeconds: 60 }),
     auth_login: () => ({ limit: settings.integer('auth.login_attempts'), periodSeconds: settings.duration('auth.login_window') }),

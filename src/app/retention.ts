@@ -1,11 +1,12 @@
 import { recordAuditEvent } from '../modules/audit/index.ts';
 import { type JobsServiceDeps, describeJob } from '../modules/jobs/index.ts';
 import { RETENTION_JOB, type RetentionJobStatus, type RetentionPurged, type RetentionSettings } from '../modules/retention/index.ts';
-import { type DurationSettingName, type SettingsReader, formatDurationSeconds } from '../modules/settings/index.ts';
+import { formatDurationSeconds } from '../modules/settings/index.ts';
+import type { BackplaneDurationSetting, BackplaneSettingsReader } from './backplaneSettings.ts';
 import type { Queryable } from '../platform/db/pool.ts';
 
 /** The retention settings' live values, from the settings held in memory. */
-export function retentionSettings(reader: SettingsReader): RetentionSettings<DurationSettingName> {
+export function retentionSettings(reader: BackplaneSettingsReader): RetentionSettings<BackplaneDurationSetting> {
   return {
     seconds: (name) => reader.duration(name),
     text: (name) => formatDurationSeconds(reader.duration(name)),

@@ -1,10 +1,10 @@
 import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMap, isSeq, parseDocument } from 'yaml';
 import { loadBuildInfo } from '../app/buildInfo.ts';
 import { listMigrationFiles } from '../platform/db/migrations.ts';
-import { BACKPLANE_SET, useApplicationMigrations } from '../platform/db/migrationSets.ts';
+import { BACKPLANE_SET, useApplicationMigrations, useModuleMigrations } from '../platform/db/migrationSets.ts';
 import { type Flags, UsageError, flag, hasFlag } from './args.ts';
 import { type ApplicationLock, applicationLock } from './applicationLock.ts';
 import type { CheckResult } from './doctorChecks.ts';
@@ -71,6 +71,12 @@ function replicasOf(overlay: string): number {
   return Number(named?.get('count') ?? 1);
 }
 
+/** The migrations folders of the application's modules where `new` puts them (src/modules/<name>/migrations): read without composing the application. */
+function moduleMigrationFolders(dir: string): { set: string; dir: string }[] {
+  const modules = join(dir, 'src', 'modules');
+  return existsSync(modules) ? readdirSync(modules, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => ({ set: entry.name, dir: join(modules, entry.name, 'migrations') })) : [];
+}
+
 /**
  * `upgrade` in an application (ADR 0111, amended 2026-11-26): evaluates the release notes against
  * its database and overlay, then on branch backplane-upgrade/<to> bumps and installs backplane,
@@ -90,6 +96,7 @@ export async function upgradeApplication(flags: Flags, dir: string, root: string
   const spec = dependencySpec(flag(flags, 'package'), to === build ? loadBuildInfo().version : to);
   // The application's database holds its migrations too: known, they are not "a newer release".
   useApplicationMigrations(join(dir, 'migrations'));
+  useModuleMigrations(moduleMigrationFolders(dir));
   process.env.APP_DATA_DIR ??= join(dir, '.data');
   const branch = `backplane-upgrade/${to}`;
   if (git(dir, ['status', '--porcelain'])) {

@@ -52,6 +52,17 @@ export interface ModuleCommand extends CommandShape {
   run(command: CommandLine): Promise<number | void>;
 }
 
+/** What a module's primary work is given: the pod's primary has no instance, only these. */
+export interface PrimaryContext {
+  /** The application's configuration (src/app/config.ts). */
+  config: unknown;
+  logger: Logger;
+  /** The database the instances use, migrated. */
+  databaseUrl: string;
+  /** The primary's registry, served on the metrics port. */
+  registry: Registry;
+}
+
 /** Work a module runs in the pod's primary process, beside the instances (the rate-limit decisions today). */
 export interface PrimaryWork {
   /** Called for each instance the primary forks. */
@@ -127,8 +138,12 @@ export interface ModuleDeclarations<Permission extends string = string, RouteDep
   /** Scheduled jobs whose handlers need nothing from `create` (the job context gives the pool, tasks and logger). */
   jobs?: readonly JobDefinition[];
   commands?: readonly ModuleCommand[];
+  /** The folder of the module's own SQL migrations (`new URL('./migrations', import.meta.url)`): run with Backplane's and the application's, in one order by version, under one lock (ADR 0120). */
+  migrations?: string | URL;
   /** Work in the pod's primary, started once per pod. */
   primary?(context: { config: unknown; logger: Logger }): PrimaryWork | undefined;
+  /** Work in the pod's primary that needs the database or the metrics (`primary` has neither): started after migrations, before the instances; closed after they stop. */
+  primaryWork?(context: PrimaryContext): PrimaryWork | undefined | Promise<PrimaryWork | undefined>;
 }
 
 /** A capability as an application composes it (ADR 0120). */

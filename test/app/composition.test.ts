@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { CompositionError, backplaneModules, defineApplication, defineModule, routeDefiner } from '../../src/index.ts';
 import { compose } from '../../src/app/application.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
-import { runCli } from '../support/cluster.ts';
+import { runCli, startCluster } from '../support/cluster.ts';
 import { getJson } from '../support/http.ts';
 import { startTestInstance } from '../support/instance.ts';
 import { accountWithToken, bearer } from '../support/tokens.ts';
@@ -35,6 +35,11 @@ test('a route checking a permission no module declares fails: in TypeScript, and
   const typed = defineModule({ name: 'typed', permissions: { 'x.read': 'x' }, routes: [checked] });
   t.throws(() => defineApplication({ name: 'app', modules: [typed] }), { instanceOf: CompositionError });
   t.notThrows(() => defineApplication({ name: 'app', modules: [defineModule({ name: 'open', routes: [openRoute] })] }));
+});
+
+test('a setting declared with reasonRequired: false is refused: every change of a setting needs a reason', (t) => {
+  const waiving = defineModule({ name: 'waiving', settings: [{ name: 'waiving.size', group: 'x', description: 'x', kind: 'integer', default: 1, min: 1, max: 2, reasonRequired: false }] });
+  t.throws(() => defineApplication({ name: 'app', modules: [waiving] }), { instanceOf: CompositionError });
 });
 
 test('the application lists are collected from its modules: Backplane\'s and the application\'s', (t) => {
@@ -70,6 +75,14 @@ test.serial('an application\'s module is live beside Backplane\'s: its route, pe
     t.is(setting.body.value, 20);
     const jobs = await getJson<{ definitions: Array<{ name: string }> }>(`${instance.url}/ops/jobs/definitions`, bearer(reader.token));
     t.true(jobs.body.definitions.some((job) => job.name === 'notes_tidy'));
+    // notes.page_size is declared reasonRequired: a change without a reason is refused, one with a reason applies.
+    const writer = await accountWithToken(db.pool, { permissions: ['ops.settings.write'] });
+    const put = (body: object) => fetch(`${instance.url}/ops/settings/notes.page_size`, { method: 'PUT', headers: { ...bearer(writer.token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const unexplained = await put({ value: 30 });
+    t.is(unexplained.status, 422);
+    t.is(((await unexplained.json()) as { code: string }).code, 'setting_reason_required');
+    t.is((await put({ value: 30, reason: '   ' })).status, 422);
+    t.is((await put({ value: 30, reason: 'bigger pages' })).status, 200);
   } finally {
     await instance.drain();
   }
@@ -83,6 +96,21 @@ test.serial('the application\'s backplane command grants its permissions and lis
   const listed = await runCli(['jobs', 'list', '--json'], env, undefined, entry);
   t.is(listed.code, 0, listed.stderr);
   t.true((JSON.parse(listed.stdout) as { definitions: Array<{ name: string }> }).definitions.some((job) => job.name === 'notes_tidy'));
+  // The command refuses a change of notes.page_size (reasonRequired) without --reason, and changes nothing.
+  t.is((await runCli(['settings', 'set', 'notes.page_size', '40'], env, undefined, entry)).code, 1);
+  const kept = await runCli(['settings', 'get', 'notes.page_size', '--json'], env, undefined, entry);
+  t.not((JSON.parse(kept.stdout) as { value: number }).value, 40);
+  t.is((await runCli(['settings', 'set', 'notes.page_size', '40', '--reason', 'bigger pages'], env, undefined, entry)).code, 0);
   const refused = await runCli(['roles', 'create', 'note_readers_too', '--permission', 'notes.read', '--reason', 'notes team'], env);
   t.is(refused.code, 1, 'Backplane alone declares no notes.read');
+});
+
+test.serial('the pod\'s primary starts the work each module declares and hands it every instance it forks', async (t) => {
+  const cluster = await startCluster(db.url, 2, {}, join(import.meta.dirname, 'fixtures', 'notesApplication.ts'));
+  try {
+    const metrics = await (await fetch(cluster.metricsUrl)).text();
+    t.regex(metrics, /^notes_primary_instances_served_total{role="primary"} 2$/m);
+  } finally {
+    await cluster.stop();
+  }
 });

@@ -2,7 +2,10 @@ import test from 'ava';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { APPLICATION_SET, BACKPLANE_SET, useApplicationMigrations } from '../../src/platform/db/migrationSets.ts';
+import { CompositionError, defineApplication, useApplication } from '../../src/app/application.ts';
+import { backplaneModules } from '../../src/app/backplaneModules.ts';
+import { APPLICATION_SET, BACKPLANE_SET, useApplicationMigrations, useModuleMigrations } from '../../src/platform/db/migrationSets.ts';
+import { defineModule } from '../../src/platform/module.ts';
 import { listMigrationFiles, migrateUp, migrationStatus } from '../../src/platform/db/migrations.ts';
 import { createTestDatabase } from '../support/database.ts';
 
@@ -11,7 +14,10 @@ const folder = mkdtempSync(join(tmpdir(), 'backplane-app-migrations-'));
 writeFileSync(join(folder, '20200101000000_create_early_notes.sql'), 'create table early_notes (id bigint primary key);\n');
 writeFileSync(join(folder, '20991231000000_create_late_notes.sql'), 'create table late_notes (id bigint primary key);\n');
 
-test.afterEach.always(() => useApplicationMigrations(undefined));
+test.afterEach.always(() => {
+  useApplicationMigrations(undefined);
+  useModuleMigrations([]);
+});
 test.after.always(() => rmSync(folder, { recursive: true, force: true }));
 
 test.serial('an application\'s migrations run with Backplane\'s, in one order by version, each labelled with its set', async (t) => {
@@ -60,4 +66,28 @@ test.serial('an application without a migrations folder yet has Backplane\'s alo
   const own = listMigrationFiles();
   useApplicationMigrations(join(folder, 'missing'));
   t.deepEqual(listMigrationFiles(), own);
+});
+
+test.serial('a module carries its own migrations: listed under its name, run with Backplane\'s and the application\'s in one order', async (t) => {
+  const own = mkdtempSync(join(tmpdir(), 'backplane-module-migrations-'));
+  t.teardown(() => rmSync(own, { recursive: true, force: true }));
+  writeFileSync(join(own, '20261126120000_create_memos.sql'), 'create table memos (id bigint primary key);\n');
+  const memos = defineModule({ name: 'memos', migrations: own });
+  useApplication(defineApplication({ name: 'memos-app', modules: [...backplaneModules, memos], migrations: folder }));
+  const files = listMigrationFiles();
+  t.deepEqual(files.map((file) => file.version), [...files.map((file) => file.version)].sort((a, b) => a - b));
+  t.deepEqual(files.filter((file) => file.set !== BACKPLANE_SET).map((file) => `${file.set} ${file.name}`), [
+    'application 20200101000000_create_early_notes',
+    'memos 20261126120000_create_memos',
+    'application 20991231000000_create_late_notes',
+  ]);
+  const db = await createTestDatabase();
+  t.teardown(() => db.drop());
+  t.deepEqual(await migrateUp(db.pool), ['20200101000000_create_early_notes', '20261126120000_create_memos', '20991231000000_create_late_notes']);
+  t.is((await db.pool.query(`select to_regclass('memos')::text as name`)).rows[0]!.name, 'memos');
+});
+
+test('a module with migrations may not take a set\'s name (backplane, application)', (t) => {
+  const named = defineModule({ name: 'application', migrations: folder });
+  t.throws(() => defineApplication({ name: 'clash', modules: [...backplaneModules, named] }), { instanceOf: CompositionError });
 });

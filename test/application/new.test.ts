@@ -23,7 +23,7 @@ test('new writes an application: package.json on backplane, main.ts, the notes m
   for (const file of ['tsconfig.json', 'src/main.ts', 'src/modules/notes/index.ts', '.gitignore', 'deploy/Dockerfile', 'deploy/kubernetes/overlays/production/kustomization.yaml']) {
     t.true(existsSync(join(dir, file)), file);
   }
-  t.true(readFileSync(join(dir, 'migrations', '20261126120000_create_notes.sql'), 'utf8').includes('create table notes'));
+  t.true(readFileSync(join(dir, 'src', 'modules', 'notes', 'migrations', '20261126120000_create_notes.sql'), 'utf8').includes('create table notes'));
   t.false(readFileSync(join(dir, 'deploy/kubernetes/overlays/production/kustomization.yaml'), 'utf8').includes('{{'));
   const lock = JSON.parse(readFileSync(join(dir, 'backplane.lock'), 'utf8')) as Record<string, unknown>;
   t.like(lock, { format: 2, release: version, package: `file:${tarball}` });

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { auditEventsAging } from './aging.ts';
 import { definePart } from '../../platform/module.ts';
+import { auditSettings } from './settings.ts';
 import { auditStatuses } from './errors.ts';
 import { createAuditQueries } from './queries.ts';
 import { recordAuditEvent } from './record.ts';
@@ -23,9 +24,12 @@ export { ensureAuditEventPartitions, PARTITION_MONTHS_AHEAD } from './partitions
 export { auditEventsAging } from './aging.ts';
 export { auditStatuses } from './errors.ts';
 
+export { auditSettings } from './settings.ts';
+
 /** The audit log: every module records its events through `api.recordAudit`, in its own transaction. */
 export const auditModule = definePart({
   name: 'audit',
+  settings: auditSettings,
   routes: auditRoutes,
   statuses: auditStatuses,
   /** Permission name → what it allows; names are public API. */

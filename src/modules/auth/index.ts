@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { RecordAudit } from '../../platform/audit.ts';
 import { definePart } from '../../platform/module.ts';
+import { authSettings } from './settings.ts';
 import type { SecretBox } from '../../platform/secrets/secretBox.ts';
 import { createAccessRevocations } from './accessRevocations.ts';
 import { createTokenVerifier } from './accessTokens.ts';
@@ -57,9 +58,33 @@ export interface AuthNeeds {
   recordAudit: RecordAudit;
 }
 
+export { authSettings } from './settings.ts';
+
 /** Accounts, roles, sessions, two-factor sign-in and the bearer check of every route. */
 export const authModule = definePart({
   name: 'auth',
+  settings: authSettings,
+  /** Audit action → what the event records: the catalogue (ADR 0120); names are public API. */
+  auditActions: {
+    'auth.sign_in.succeeded': 'An account signed in (password, second factor or a provider)',
+    'auth.sign_in.failed': 'A sign-in was refused',
+    'auth.signed_out': 'A session was ended',
+    'auth.session.reuse_detected': 'A refresh token was used twice: its session was revoked',
+    'auth.token.issued': '`backplane token issue` issued an access token',
+    'auth.signing_key.rotated': 'The token signing key was rotated',
+    'auth.account.locked': 'An account was locked',
+    'auth.account.unlocked': 'An account was unlocked',
+    'auth.mfa.totp.enabled': 'An account enabled its authenticator app',
+    'auth.mfa.totp.disabled': 'An account disabled its authenticator app',
+    'auth.mfa.recovery_codes.regenerated': 'An account regenerated its recovery codes',
+    'auth.role.created': 'A role was created',
+    'auth.role.changed': 'The permissions of a role were changed',
+    'auth.role.change_denied': 'A role change was refused',
+    'auth.role.granted': 'A role was granted to an account',
+    'auth.role.grant_denied': 'A role grant was refused',
+    'auth.role.revoked': 'A role was revoked from an account',
+    'auth.role.revoke_denied': 'A role revocation was refused',
+  },
   routes: [...authRoutes, ...signInRoutes, ...mfaRoutes, ...rolesRoutes, ...accountsRoutes],
   statuses: authStatuses,
   /** Permission name → what it allows; names are public API. */

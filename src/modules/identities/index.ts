@@ -44,6 +44,13 @@ export interface IdentitiesNeeds {
 /** Third-party sign-in (OpenID Connect) and the revocation of providers' refresh tokens. */
 export const identitiesModule = definePart({
   name: 'identities',
+  /** Audit action → what the event records: the catalogue (ADR 0120); names are public API. */
+  auditActions: {
+    'auth.identity.linked': 'A provider identity was linked to an account',
+    'auth.identity.unlinked': 'A provider identity was unlinked',
+    'auth.identity.revocation_abandoned': 'A provider token revocation was given up after its retries',
+    'auth.account.deleted': 'An account was deleted with its identities',
+  },
   routes: identitiesRoutes,
   statuses: identitiesStatuses,
   /** Providers are discovered in the background from creation on; close() stops retrying. */

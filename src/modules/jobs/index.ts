@@ -48,6 +48,11 @@ export interface JobsNeeds {
 /** Background jobs: definitions checked at creation; scheduling and workers start with the instance and drain with it. */
 export const jobsModule = definePart({
   name: 'jobs',
+  /** Audit action → what the event records: the catalogue (ADR 0120); names are public API. */
+  auditActions: {
+    'jobs.definition.changed': 'A job definition was enabled, disabled or rescheduled',
+    'jobs.run.retried': 'A failed job run was queued again',
+  },
   routes: jobsRoutes,
   statuses: jobsStatuses,
   /** Permission name → what it allows; names are public API. */

@@ -56,6 +56,10 @@ export { type CountedBeat, type ShareCount, UNCOUNTED, countShares, shareDivisor
 /** Limits shared by every instance, decided in PostgreSQL (GCRA), with each instance's share when it must decide alone. */
 export const rateLimitModule = definePart({
   name: 'ratelimit',
+  /** Audit action → what the event records: the catalogue (ADR 0120); names are public API. */
+  auditActions: {
+    'ratelimit.buckets.cleared': 'Rate-limit counters were cleared',
+  },
   permissions: {
     'ops.ratelimits.read': 'Look up which limits cover an email or address, and whether they block it',
     'ops.ratelimits.write': 'Clear the limits that cover an email or address, on every instance',

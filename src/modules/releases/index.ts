@@ -3,6 +3,7 @@ import { releaseInstancesAging } from './aging.ts';
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { definePart } from '../../platform/module.ts';
+import { releasesSettings } from './settings.ts';
 import { type InstanceTracker, trackInstance } from './heartbeat.ts';
 import { releasesRoutes } from './routes.ts';
 import { createRuntimeSnapshots } from './runtimeSnapshot.ts';
@@ -22,9 +23,12 @@ export interface ReleasesNeeds {
   heartbeatSeconds: number;
 }
 
+export { releasesSettings } from './settings.ts';
+
 /** Which instances run which release: each registers and heartbeats from the moment it serves. */
 export const releasesModule = definePart({
   name: 'releases',
+  settings: releasesSettings,
   routes: releasesRoutes,
   statuses: {},
   /** Permission name → what it allows; names are public API. */

@@ -15,6 +15,10 @@ export type RetentionNeeds = RetentionJobDeps & Omit<RetentionServiceDeps, 'quer
 /** Deletes each kind of data once older than its setting, with the `retention` job; GET /ops/retention shows where each kind stands. */
 export const retentionModule = definePart({
   name: 'retention',
+  /** Audit action → what the event records: the catalogue (ADR 0120); names are public API. */
+  auditActions: {
+    'retention.purged': 'The retention job deleted rows of one kind',
+  },
   routes: retentionRoutes,
   statuses: retentionStatuses,
   create(needs: RetentionNeeds) {

@@ -1,16 +1,17 @@
 import type { SettingsCache } from './cache.ts';
-import type { BooleanSettingName, DurationSettingName, IntegerSettingName, StringSettingName } from './registry.ts';
+import type { BooleanSettingName, DurationSettingName, IntegerSettingName, SettingDefinition, StringSettingName } from './registry.ts';
 
 /**
  * Typed reads from memory for the modules that obey settings (limits, retention, maintenance).
- * Consumers declare the narrower port they need; this object fills it.
+ * Consumers declare the narrower port they need; this object fills it. Read as a reader of some
+ * modules' declarations (`SettingsReader<typeof authSettings[number]>`), names are checked by kind.
  */
-export interface SettingsReader {
-  integer(name: IntegerSettingName): number;
-  boolean(name: BooleanSettingName): boolean;
+export interface SettingsReader<D = SettingDefinition> {
+  integer(name: IntegerSettingName<D>): number;
+  boolean(name: BooleanSettingName<D>): boolean;
   /** Whole seconds. */
-  duration(name: DurationSettingName): number;
-  string(name: StringSettingName): string;
+  duration(name: DurationSettingName<D>): number;
+  string(name: StringSettingName<D>): string;
 }
 
 export function createSettingsReader(cache: SettingsCache): SettingsReader {

@@ -1,11 +1,11 @@
-import { durationSeconds } from '../../platform/durations.ts';
-
 export type SettingKind = 'integer' | 'boolean' | 'duration' | 'string';
 
 interface Common<N extends string> {
   name: N;
   group: string;
   description: string;
+  /** A change without a reason is refused (reason_required). */
+  reasonRequired?: boolean;
 }
 
 export interface IntegerSetting<N extends string = string> extends Common<N> {
@@ -36,128 +36,12 @@ export interface StringSetting<N extends string = string> extends Common<N> {
 
 export type SettingDefinition = IntegerSetting | BooleanSetting | DurationSetting | StringSetting;
 
-function seconds(text: string): number {
-  const value = durationSeconds(text);
-  if (value === undefined) {
-    throw new Error(`setting declaration: ${text} is not a duration in whole seconds`);
-  }
-  return value;
-}
-
-const integer = <N extends string>(d: Omit<IntegerSetting<N>, 'kind'>): IntegerSetting<N> => ({ kind: 'integer', ...d });
-const boolean = <N extends string>(d: Omit<BooleanSetting<N>, 'kind'>): BooleanSetting<N> => ({ kind: 'boolean', ...d });
-const string = <N extends string>(d: Omit<StringSetting<N>, 'kind'>): StringSetting<N> => ({ kind: 'string', ...d });
-const duration = <N extends string>(d: Common<N> & { default: string; min: string; max: string }): DurationSetting<N> => ({
-  kind: 'duration',
-  name: d.name,
-  group: d.group,
-  description: d.description,
-  default: seconds(d.default),
-  min: seconds(d.min),
-  max: seconds(d.max),
-});
-
-/** Every runtime setting. Names are public API: add, never rename. */
-export const SETTINGS = [
-  integer({
-    name: 'auth.login_attempts',
-    group: 'rate_limits',
-    description: 'Sign-in attempts allowed per address within auth.login_window, counted across every instance',
-    default: 10,
-    min: 3,
-    max: 100,
-  }),
-  integer({
-    name: 'auth.login_address_attempts',
-    group: 'rate_limits',
-    description: 'Sign-in attempts (password or second factor) allowed per email within auth.login_window, from every network together',
-    default: 50,
-    min: 10,
-    max: 1000,
-  }),
-  duration({
-    name: 'auth.login_window',
-    group: 'rate_limits',
-    description: 'Window of the sign-in and two-factor change limits',
-    default: '15m',
-    min: '1m',
-    max: '24h',
-  }),
-  integer({
-    name: 'auth.ip_requests_per_minute',
-    group: 'rate_limits',
-    description: 'Requests to the sign-in routes per client address per minute, counted across every instance',
-    default: 60,
-    min: 10,
-    max: 10_000,
-  }),
-  integer({
-    name: 'auth.mfa_change_attempts',
-    group: 'rate_limits',
-    description: 'Two-factor change attempts allowed per account within auth.login_window',
-    default: 10,
-    min: 3,
-    max: 100,
-  }),
-  boolean({
-    name: 'auth.ops_require_mfa',
-    group: 'security',
-    description: 'Ops permissions need a token whose sign-in used a second factor (or one from `backplane token issue`)',
-    default: true,
-  }),
-  duration({
-    name: 'audit.retention',
-    group: 'retention',
-    description: 'Age after which the daily retention job deletes audit events',
-    default: '8760h',
-    min: '720h',
-    max: '87600h',
-  }),
-  duration({
-    name: 'ops.history_retention',
-    group: 'retention',
-    description: 'Age after which the daily retention job deletes settings and job configuration history',
-    default: '8760h',
-    min: '720h',
-    max: '87600h',
-  }),
-  duration({
-    name: 'releases.instance_retention',
-    group: 'retention',
-    description: 'Age after which records of stopped instances are deleted',
-    default: '2160h',
-    min: '24h',
-    max: '26280h',
-  }),
-  boolean({
-    name: 'maintenance.enabled',
-    group: 'maintenance',
-    description: 'Maintenance mode: every route but health, docs, ops and sign-in answers 503 `maintenance`',
-    default: false,
-  }),
-  string({
-    name: 'maintenance.message',
-    group: 'maintenance',
-    description: 'The `detail` of maintenance answers; empty means a default sentence',
-    default: '',
-    maxLength: 500,
-  }),
-  duration({
-    name: 'maintenance.retry_after',
-    group: 'maintenance',
-    description: 'The Retry-After of maintenance answers',
-    default: '5m',
-    min: '1m',
-    max: '24h',
-  }),
-] as const;
-
-type Declared = (typeof SETTINGS)[number];
-export type SettingName = Declared['name'];
-export type IntegerSettingName = Extract<Declared, { kind: 'integer' }>['name'];
-export type BooleanSettingName = Extract<Declared, { kind: 'boolean' }>['name'];
-export type DurationSettingName = Extract<Declared, { kind: 'duration' }>['name'];
-export type StringSettingName = Extract<Declared, { kind: 'string' }>['name'];
+/** The setting names of some declarations, by kind: Backplane's wiring reads its own modules' settings by these. */
+type NameOf<D, K extends SettingKind> = D extends { kind: K; name: infer N extends string } ? N : never;
+export type IntegerSettingName<D = SettingDefinition> = NameOf<D, 'integer'>;
+export type BooleanSettingName<D = SettingDefinition> = NameOf<D, 'boolean'>;
+export type DurationSettingName<D = SettingDefinition> = NameOf<D, 'duration'>;
+export type StringSettingName<D = SettingDefinition> = NameOf<D, 'string'>;
 
 const NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 
@@ -183,9 +67,9 @@ export function checkRegistry(definitions: readonly SettingDefinition[]): Map<st
   return byName;
 }
 
-const registry = checkRegistry(SETTINGS);
+const registry = new Map<string, SettingDefinition>();
 
-/** The settings served: Backplane's above and those the application's modules declare (ADR 0120). */
+/** The settings served: those every module of the composed application declares, Backplane's and its own (ADR 0120). */
 export const REGISTRY: ReadonlyMap<string, SettingDefinition> = registry;
 
 /**

@@ -14,6 +14,9 @@ export interface MigrationFolder {
 }
 
 let applicationDir: string | undefined;
+let moduleFolders: MigrationFolder[] = [];
+
+const folderPath = (dir: string | URL) => resolve(dir instanceof URL ? fileURLToPath(dir) : dir);
 
 /**
  * Adds an application's migrations folder to Backplane's: both run in one order (by version)
@@ -21,11 +24,17 @@ let applicationDir: string | undefined;
  * application's composition, before anything migrates; undefined takes it away again.
  */
 export function useApplicationMigrations(dir: string | URL | undefined): void {
-  applicationDir = dir === undefined ? undefined : resolve(dir instanceof URL ? fileURLToPath(dir) : dir);
+  applicationDir = dir === undefined ? undefined : folderPath(dir);
 }
 
-/** Every folder migrations come from, Backplane's first; an application folder not yet made holds none. */
+/** Adds the migrations folders modules declare, each a set named after its module; replaces those added before. */
+export function useModuleMigrations(folders: readonly { set: string; dir: string | URL }[]): void {
+  moduleFolders = folders.map((folder) => ({ set: folder.set, dir: folderPath(folder.dir) }));
+}
+
+/** Every folder migrations come from: Backplane's, the application's, its modules'; a folder not yet made holds none. */
 export function migrationFolders(): MigrationFolder[] {
   const backplane = { set: BACKPLANE_SET, dir: join(packageRoot, 'migrations') };
-  return applicationDir !== undefined && existsSync(applicationDir) ? [backplane, { set: APPLICATION_SET, dir: applicationDir }] : [backplane];
+  const application = applicationDir === undefined ? [] : [{ set: APPLICATION_SET, dir: applicationDir }];
+  return [backplane, ...[...application, ...moduleFolders].filter((folder) => existsSync(folder.dir))];
 }

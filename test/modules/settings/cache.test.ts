@@ -1,5 +1,7 @@
 import test from 'ava';
 import pino from 'pino';
+// Composing Backplane's application declares its modules' settings, which the cache serves.
+import '../../../src/app/defaultApplication.ts';
 import { createSettingsCache } from '../../../src/modules/settings/cache.ts';
 import { createSettingsReader } from '../../../src/modules/settings/reader.ts';
 import { createNotificationListener } from '../../../src/platform/db/listener.ts';

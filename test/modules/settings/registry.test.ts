@@ -1,8 +1,13 @@
 import test from 'ava';
-import { SETTINGS, type SettingDefinition, checkRegistry } from '../../../src/modules/settings/registry.ts';
+import { compose } from '../../../src/app/application.ts';
+import type { BackplaneSettingsReader } from '../../../src/app/backplaneSettings.ts';
+import { backplaneApplication } from '../../../src/app/defaultApplication.ts';
+import { type SettingDefinition, checkRegistry } from '../../../src/modules/settings/registry.ts';
 import { SettingsError } from '../../../src/modules/settings/errors.ts';
 import { parseSettingValue, readSettingValue, toJson } from '../../../src/modules/settings/values.ts';
 
+// Backplane's settings as the composition collects them from its modules' folders.
+const SETTINGS = compose(backplaneApplication).settings;
 const declared = (name: string) => SETTINGS.find((definition) => definition.name === name)!;
 
 test('the declared settings, defaults and bounds', (t) => {
@@ -30,6 +35,32 @@ test('the declared settings, defaults and bounds', (t) => {
     'maintenance.message': ['string', '', 500],
     'maintenance.retry_after': ['duration', '5m', '1m', '24h'],
   });
+});
+
+test('each of Backplane\'s settings is declared by the module that owns it, and read by name and kind in TypeScript', (t) => {
+  const owners = Object.fromEntries(backplaneApplication.modules.flatMap((module) => (module.settings ?? []).map((setting) => [setting.name, module.name])));
+  t.deepEqual(owners, {
+    'audit.retention': 'audit',
+    'ops.history_retention': 'settings',
+    'releases.instance_retention': 'releases',
+    'auth.login_attempts': 'auth',
+    'auth.login_address_attempts': 'auth',
+    'auth.login_window': 'auth',
+    'auth.ip_requests_per_minute': 'auth',
+    'auth.mfa_change_attempts': 'auth',
+    'auth.ops_require_mfa': 'auth',
+    'maintenance.enabled': 'maintenance',
+    'maintenance.message': 'maintenance',
+    'maintenance.retry_after': 'maintenance',
+  });
+  const reads = (reader: BackplaneSettingsReader) => [
+    reader.integer('auth.login_attempts'),
+    // @ts-expect-error -- no module declares this name
+    reader.integer('auth.no_such_setting'),
+    // @ts-expect-error -- a boolean setting, read as an integer
+    reader.integer('maintenance.enabled'),
+  ];
+  t.is(typeof reads, 'function');
 });
 
 test('a registry that could not be served is refused at start', (t) => {

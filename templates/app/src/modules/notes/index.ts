@@ -25,6 +25,8 @@ export const notesModule = defineModule<undefined, NotesDeps>({
   ],
   auditActions: { 'notes.note.created': 'A note was written' },
   retention: [notesRetention],
+  // Its table's migrations, in its folder (copied to dist/ by the build).
+  migrations: new URL('./migrations', import.meta.url),
   jobs: [
     defineJob({
       name: 'notes_census',
