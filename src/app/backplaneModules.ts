@@ -101,12 +101,16 @@ export const backplaneModules: readonly AnyModule[] = [
         liveInstances: c.use<Api<typeof releasesModule>>('releases').shareDivisor,
         ops: { pool: c.pool, listener: c.listener, recordAudit: recordAudit(c), keysOf: coveredRateLimitKeys },
       }),
-      (created, c) => ({
-        middleware: {
-          // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.
-          early: (request) => (settings(c).boolean('maintenance.enabled') ? undefined : created.api.refuseFromMemory(request)),
-        },
-      }),
+      (created, c) => {
+        // Looked up once: the early answer runs for every request.
+        const reader = settings(c);
+        return {
+          middleware: {
+            // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.
+            early: (request) => (reader.boolean('maintenance.enabled') ? undefined : created.api.refuseFromMemory(request)),
+          },
+        };
+      },
     ),
     // APP_RATELIMIT_BATCHING=pod: one decision pool in the primary answers every instance's batches.
     primaryWork: ({ config, databaseUrl, registry }) => {
@@ -129,14 +133,17 @@ export const backplaneModules: readonly AnyModule[] = [
   wire(
     maintenanceModule,
     ['settings', 'ratelimit'],
-    (c) => ({
-      registry: c.registry,
-      settings: {
-        enabled: () => settings(c).boolean('maintenance.enabled'),
-        message: () => settings(c).string('maintenance.message'),
-        retryAfterSeconds: () => settings(c).duration('maintenance.retry_after'),
-      },
-    }),
+    (c) => {
+      const reader = settings(c);
+      return {
+        registry: c.registry,
+        settings: {
+          enabled: () => reader.boolean('maintenance.enabled'),
+          message: () => reader.string('maintenance.message'),
+          retryAfterSeconds: () => reader.duration('maintenance.retry_after'),
+        },
+      };
+    },
     // Maintenance answers before limits are spent; then the per-address limit on /auth.
     (created, c) => ({ middleware: { beforeBody: [created.api.middleware, c.use<Api<typeof rateLimitModule>>('ratelimit').perAddress] } }),
   ),
