@@ -30,6 +30,8 @@ export interface TaskPoolOptions {
    * while idle, so these tasks never wait for a thread to start and load them (about 170 ms).
    */
   preload?: ReadonlyArray<{ file: string }>;
+  /** Given to each thread for its spans' resource. */
+  instanceId?: string;
 }
 
 const threadFile = new URL(`./thread${extname(fileURLToPath(import.meta.url))}`, import.meta.url).href;
@@ -57,7 +59,7 @@ export function createTaskPool(options: TaskPoolOptions): TaskPool {
     idleTimeout: 60_000,
     closeTimeout: options.closeTimeoutMs,
     execArgv: threadExecArgv(),
-    workerData: { preload } satisfies ThreadData,
+    workerData: { preload, instanceId: options.instanceId } satisfies ThreadData,
   });
   pool.on('error', (error: unknown) => options.logger.warn({ err: error }, 'task pool error'));
   let running = 0;

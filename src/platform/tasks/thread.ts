@@ -1,4 +1,5 @@
 import { isWorkerThread, workerData } from 'piscina';
+import { startTracing } from '../tracing/setup.ts';
 import { describeTaskFailure } from './failure.ts';
 import type { TaskFailure } from './task.ts';
 
@@ -15,9 +16,12 @@ export type ThreadReply = { ok: true; output: unknown } | { ok: false; error: Ta
 export interface ThreadData {
   /** Task modules loaded before the thread reports ready, so their first task starts at once. */
   preload: string[];
+  /** The instance that owns the pool: a resource attribute of this thread's spans. */
+  instanceId?: string | undefined;
 }
 
 if (isWorkerThread) {
+  await startTracing({ role: 'task', instanceId: (workerData as ThreadData | undefined)?.instanceId });
   await Promise.all(((workerData as ThreadData | undefined)?.preload ?? []).map((file) => import(file)));
 }
 

@@ -1,0 +1,158 @@
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import test from 'ava';
+import { tracingEnabled } from '../../src/platform/tracing/setup.ts';
+import { type TestCluster, startCluster, waitFor } from '../support/cluster.ts';
+import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { startTestInstance } from '../support/instance.ts';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlpReceiver.ts';
+
+// Issue 34: one cluster (two instances and the primary) exports to a loopback OTLP receiver in the
+// default protocol, http/protobuf; every case reads what that one start-up sent.
+const POD = 'backplane-7d9f-test';
+const EMAIL = 'traced.person@example.com';
+let database: TestDatabase;
+let receiver: OtlpReceiver;
+let cluster: TestCluster;
+
+test.before(async () => {
+  database = await createTestDatabase();
+  receiver = await startOtlpReceiver();
+  cluster = await startCluster(database.url, 2, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    // Exported within a fifth of a second instead of five, so the cases wait little.
+    OTEL_BSP_SCHEDULE_DELAY: '200',
+    POD_NAME: POD,
+    OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
+    APP_JOB_WORKERS: '0',
+  });
+});
+
+test.after.always(async () => {
+  await cluster?.stop();
+  await receiver?.close();
+  await database?.drop();
+});
+
+const hex = (bytes: number) => randomBytes(bytes).toString('hex');
+
+/** A failed sign-in (statements, a rate-limit decision, a problem) sent with a traceparent. */
+async function tracedSignIn(headers: Record<string, string> = {}) {
+  const traceId = hex(16);
+  const parentId = hex(8);
+  const response = await fetch(`${cluster.url}/auth/sign-in?email=${encodeURIComponent(EMAIL)}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', traceparent: `00-${traceId}-${parentId}-01`, tracestate: 'vendor=opaque', ...headers },
+    body: JSON.stringify({ email: EMAIL, password: 'not-the-password' }),
+  });
+  const problem = (await response.json()) as { code: string; request_id: string };
+  const server = (spans: ReceivedSpan[]) => spans.find((span) => span.traceId === traceId && span.kind === 2);
+  // The server span ends after the statements', so once it is here they are too (same batch or earlier).
+  const spans = await receiver.waitForSpans((received) => server(received) !== undefined, 'the server span');
+  return { traceId, parentId, response, problem, trace: spans.filter((span) => span.traceId === traceId), server: server(spans)! };
+}
+
+/** True when `span` descends from `ancestor` within `trace`. */
+function descends(trace: ReceivedSpan[], span: ReceivedSpan, ancestor: ReceivedSpan): boolean {
+  const byId = new Map(trace.map((each) => [each.spanId, each]));
+  for (let at: ReceivedSpan | undefined = span; at; at = byId.get(at.parentSpanId)) {
+    if (at.parentSpanId === ancestor.spanId) {
+      return true;
+    }
+  }
+  return false;
+}
+
+test('a request with a traceparent: a server span named by its route continues the trace, its statements are child spans', async (t) => {
+  const { parentId, response, trace, server } = await tracedSignIn();
+  t.is(response.status, 401);
+  t.is(server.name, 'POST /auth/sign-in');
+  t.is(server.parentSpanId, parentId);
+  t.is(server.attributes['http.route'], '/auth/sign-in');
+  t.is(server.attributes['http.request.method'], 'POST');
+  t.is(server.attributes['http.response.status_code'], 401);
+  const statements = trace.filter((span) => span.attributes['db.system'] === 'postgresql');
+  t.true(statements.length >= 1);
+  t.true(statements.every((span) => descends(trace, span, server)));
+  // Parameter values stay out: no attribute of the trace holds the email, the password or the query.
+  const values = trace.flatMap((span) => Object.values(span.attributes).map(String));
+  t.false(values.some((value) => value.includes(EMAIL) || value.includes('not-the-password') || value.includes('traced.person')));
+});
+
+test('spans carry the service, the instance id, the pod and OTEL_RESOURCE_ATTRIBUTES', async (t) => {
+  const { server } = await tracedSignIn();
+  t.is(server.resource['service.name'], 'backplane');
+  t.regex(String(server.resource['service.instance.id']), /^[0-9a-f]{16}$/);
+  t.is(server.resource['k8s.pod.name'], POD);
+  t.is(server.resource['backplane.role'], 'instance');
+  t.is(server.resource['deployment.environment.name'], 'test');
+});
+
+test('a problem record and the log lines of a traced request lead to its trace', async (t) => {
+  const { traceId, problem, server } = await tracedSignIn();
+  t.is(problem.code, 'invalid_credentials');
+  // No X-Request-Id came in: the request id is the trace id.
+  t.is(problem.request_id, traceId);
+  const line = await waitFor(
+    async () =>
+      cluster
+        .output()
+        .split('\n')
+        .filter((each) => each.startsWith('{'))
+        .map((each) => JSON.parse(each) as Record<string, unknown>)
+        .find((each) => each.request_id === traceId),
+    10_000,
+    'the access log line',
+  );
+  t.is(line.trace_id, traceId);
+  t.is(line.span_id, server.spanId);
+});
+
+test('an incoming X-Request-Id is kept, and its log line carries the trace id beside it', async (t) => {
+  const requestId = `lb-${hex(6)}`;
+  const { traceId, problem, response } = await tracedSignIn({ 'X-Request-Id': requestId });
+  t.is(problem.request_id, requestId);
+  t.is(response.headers.get('x-request-id'), requestId);
+  const line = await waitFor(
+    async () =>
+      cluster
+        .output()
+        .split('\n')
+        .filter((each) => each.includes(requestId) && each.startsWith('{'))
+        .map((each) => JSON.parse(each) as Record<string, unknown>)[0],
+    10_000,
+    'the access log line',
+  );
+  t.is(line.trace_id, traceId);
+});
+
+test("the primary's spans arrive: its start-up migration, with its statements", async (t) => {
+  const spans = await receiver.waitForSpans((received) => received.some((span) => span.name === 'migrate'), 'the migrate span');
+  const migrate = spans.find((span) => span.name === 'migrate')!;
+  t.is(migrate.resource['backplane.role'], 'primary');
+  t.is(migrate.resource['k8s.pod.name'], POD);
+  t.true(spans.some((span) => span.parentSpanId === migrate.spanId && span.attributes['db.system'] === 'postgresql'));
+});
+
+test('the default protocol, http/protobuf, delivers', async (t) => {
+  await receiver.waitForSpans((received) => received.length > 0, 'any span');
+  t.deepEqual([...receiver.contentTypes()], ['application/x-protobuf']);
+});
+
+test('no OTLP endpoint: no SDK loaded, no span, request ids as before', async (t) => {
+  const instance = await startTestInstance(database.url);
+  try {
+    const response = await fetch(`${instance.url}/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', traceparent: `00-${hex(16)}-${hex(8)}-01` },
+      body: JSON.stringify({ email: EMAIL, password: 'not-the-password' }),
+    });
+    const problem = (await response.json()) as { request_id: string };
+    t.regex(problem.request_id, /^[0-9a-f-]{36}$/);
+    t.false(tracingEnabled());
+    // The SDK packages are CommonJS: loaded, they would be in the require cache.
+    t.false(Object.keys(createRequire(import.meta.url).cache).some((file) => file.includes('sdk-trace')));
+  } finally {
+    await instance.drain();
+  }
+});
