@@ -9,6 +9,8 @@ export interface ReceivedSpan {
   traceId: string;
   spanId: string;
   parentSpanId: string;
+  /** The W3C tracestate the span carries ('' for none). */
+  traceState: string;
   name: string;
   /** OTLP SpanKind: 1 internal, 2 server, 3 client. */
   kind: number;
@@ -70,7 +72,7 @@ interface JsonRequest {
   resourceSpans?: Array<{
     resource?: { attributes?: JsonKeyValue[] };
     scopeSpans?: Array<{
-      spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number; attributes?: JsonKeyValue[]; links?: Array<{ traceId: string; spanId: string }> }>;
+      spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; traceState?: string; name: string; kind?: number; attributes?: JsonKeyValue[]; links?: Array<{ traceId: string; spanId: string }> }>;
     }>;
   }>;
 }
@@ -86,6 +88,7 @@ function fromJson(request: JsonRequest): ReceivedSpan[] {
         traceId: span.traceId,
         spanId: span.spanId,
         parentSpanId: span.parentSpanId ?? '',
+        traceState: span.traceState ?? '',
         name: span.name,
         kind: span.kind ?? 0,
         attributes: jsonAttributes(span.attributes),
@@ -161,12 +164,13 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
     const resource = protobufAttributes(all(fields(first(resourceSpans, 1)), 1));
     return all(resourceSpans, 2).flatMap((scopeBytes) =>
       all(fields(scopeBytes), 2).map((spanBytes) => {
-        // Span { 1 trace_id, 2 span_id, 4 parent_span_id, 5 name, 6 kind, 9 attributes, 13 links { 1 trace_id, 2 span_id } }.
+        // Span { 1 trace_id, 2 span_id, 3 trace_state, 4 parent_span_id, 5 name, 6 kind, 9 attributes, 13 links { 1 trace_id, 2 span_id } }.
         const span = fields(spanBytes);
         return {
           traceId: first(span, 1).toString('hex'),
           spanId: first(span, 2).toString('hex'),
           parentSpanId: first(span, 4).toString('hex'),
+          traceState: first(span, 3).toString(),
           name: first(span, 5).toString(),
           kind: Number(span.get(6)?.[0] ?? 0n),
           attributes: protobufAttributes(all(span, 9)),

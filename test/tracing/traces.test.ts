@@ -5,7 +5,9 @@ import { tracingEnabled } from '../../src/platform/tracing/setup.ts';
 import { type TestCluster, startCluster, waitFor } from '../support/cluster.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { startTestInstance } from '../support/instance.ts';
+import { PUBLIC_URL, type TestProvider, authorizeAtProvider, onInstance, startTestProvider } from '../support/oidcProvider.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlpReceiver.ts';
+import { flowCookieOf } from '../modules/identities/support.ts';
 
 // Issue 34: one cluster (two instances and the primary) exports to a loopback OTLP receiver in the
 // default protocol, http/protobuf; every case reads what that one start-up sent.
@@ -14,10 +16,12 @@ const EMAIL = 'traced.person@example.com';
 let database: TestDatabase;
 let receiver: OtlpReceiver;
 let cluster: TestCluster;
+let provider: TestProvider;
 
 test.before(async () => {
   database = await createTestDatabase();
   receiver = await startOtlpReceiver();
+  provider = await startTestProvider('acme');
   cluster = await startCluster(database.url, 2, {
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     // Exported within a fifth of a second instead of five, so the cases wait little.
@@ -25,12 +29,15 @@ test.before(async () => {
     POD_NAME: POD,
     OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
     APP_JOB_WORKERS: '0',
+    APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]),
+    APP_PUBLIC_URL: PUBLIC_URL,
   });
 });
 
 test.after.always(async () => {
   await cluster?.stop();
   await receiver?.close();
+  await provider?.stop();
   await database?.drop();
 });
 
@@ -68,6 +75,7 @@ test('a request with a traceparent: a server span named by its route continues t
   t.is(response.status, 401);
   t.is(server.name, 'POST /auth/sign-in');
   t.is(server.parentSpanId, parentId);
+  t.is(server.traceState, 'vendor=opaque');
   t.is(server.attributes['http.route'], '/auth/sign-in');
   t.is(server.attributes['http.request.method'], 'POST');
   t.is(server.attributes['http.response.status_code'], 401);
@@ -137,6 +145,25 @@ test("the primary's spans arrive: its start-up migration, with its statements", 
 test('the default protocol, http/protobuf, delivers', async (t) => {
   await receiver.waitForSpans((received) => received.length > 0, 'any span');
   t.deepEqual([...receiver.contentTypes()], ['application/x-protobuf']);
+});
+
+test("a provider call carries the request's trace to the provider and is a client span of it", async (t) => {
+  provider.addPerson('traced-sub', 'traced.provider@example.com');
+  const start = await fetch(`${cluster.url}/auth/providers/acme/start`, { redirect: 'manual' });
+  t.is(start.status, 302);
+  const returned = await authorizeAtProvider(start.headers.get('Location')!, 'traced-sub');
+  const traceId = hex(16);
+  const callback = await fetch(onInstance(returned, cluster.url), { headers: { Cookie: flowCookieOf(start), traceparent: `00-${traceId}-${hex(8)}-01` } });
+  t.is(callback.status, 200);
+  const spans = await receiver.waitForSpans((received) => received.some((span) => span.traceId === traceId && span.kind === 2), 'the callback span');
+  const trace = spans.filter((span) => span.traceId === traceId);
+  const server = trace.find((span) => span.kind === 2)!;
+  t.regex(server.name, /^GET \/auth\/providers\/\S+\/callback$/);
+  const calls = trace.filter((span) => span.kind === 3 && span.attributes['http.request.method'] !== undefined);
+  t.true(calls.length >= 1);
+  t.true(calls.every((span) => descends(trace, span, server)));
+  // The provider saw the trace: its token endpoint was called with this trace's traceparent.
+  t.true(provider.traceparents.some((seen) => seen.path.startsWith('/token') && seen.traceparent?.split('-')[1] === traceId));
 });
 
 test('no OTLP endpoint: no SDK loaded, no span, request ids as before', async (t) => {
