@@ -4,13 +4,15 @@ import test from 'ava';
 import { tracingEnabled } from '../../src/platform/tracing/setup.ts';
 import { type TestCluster, startCluster, waitFor } from '../support/cluster.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
+import { send } from '../support/forwarded.ts';
 import { startTestInstance } from '../support/instance.ts';
 import { PUBLIC_URL, type TestProvider, authorizeAtProvider, onInstance, startTestProvider } from '../support/oidcProvider.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlpReceiver.ts';
 import { flowCookieOf } from '../modules/identities/support.ts';
 
 // Issue 34: one cluster (two instances and the primary) exports to a loopback OTLP receiver in the
-// default protocol, http/protobuf; every case reads what that one start-up sent.
+// default protocol, http/protobuf; every case reads what that one start-up sent. Traced requests go
+// through node:http, not fetch: once the last case loads the SDK here, fetch would inject its own.
 const POD = 'backplane-7d9f-test';
 const EMAIL = 'traced.person@example.com';
 let database: TestDatabase;
@@ -47,12 +49,12 @@ const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 async function tracedSignIn(headers: Record<string, string> = {}) {
   const traceId = hex(16);
   const parentId = hex(8);
-  const response = await fetch(`${cluster.url}/auth/sign-in?email=${encodeURIComponent(EMAIL)}`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', traceparent: `00-${traceId}-${parentId}-01`, tracestate: 'vendor=opaque', ...headers },
-    body: JSON.stringify({ email: EMAIL, password: 'not-the-password' }),
+  const response = await send(cluster.url, {
+    path: `/auth/sign-in?email=${encodeURIComponent(EMAIL)}`,
+    headers: { traceparent: `00-${traceId}-${parentId}-01`, tracestate: 'vendor=opaque', ...headers },
+    body: { email: EMAIL, password: 'not-the-password' },
   });
-  const problem = (await response.json()) as { code: string; request_id: string };
+  const problem = response.body as { code: string; request_id: string };
   const server = (spans: ReceivedSpan[]) => spans.find((span) => span.traceId === traceId && span.kind === 2);
   // The server span ends after the statements', so once it is here they are too (same batch or earlier).
   const spans = await receiver.waitForSpans((received) => server(received) !== undefined, 'the server span');
@@ -120,7 +122,7 @@ test('an incoming X-Request-Id is kept, and its log line carries the trace id be
   const requestId = `lb-${hex(6)}`;
   const { traceId, problem, response } = await tracedSignIn({ 'X-Request-Id': requestId });
   t.is(problem.request_id, requestId);
-  t.is(response.headers.get('x-request-id'), requestId);
+  t.is(response.headers['x-request-id'], requestId);
   const line = await waitFor(
     async () =>
       cluster
@@ -143,8 +145,10 @@ test("the primary's spans arrive: its start-up migration, with its statements", 
 });
 
 test('the default protocol, http/protobuf, delivers', async (t) => {
-  await receiver.waitForSpans((received) => received.length > 0, 'any span');
-  t.deepEqual([...receiver.contentTypes()], ['application/x-protobuf']);
+  const spans = await receiver.waitForSpans((received) => received.some((span) => span.name === 'migrate'), 'the primary migrate span');
+  // The cluster sends the default protocol (the in-process instance of the last case sends JSON).
+  t.true(receiver.contentTypes().has('application/x-protobuf'));
+  t.true(spans.some((span) => span.resource['backplane.role'] === 'primary'));
 });
 
 test("a provider call carries the request's trace to the provider and is a client span of it", async (t) => {
@@ -153,7 +157,11 @@ test("a provider call carries the request's trace to the provider and is a clien
   t.is(start.status, 302);
   const returned = await authorizeAtProvider(start.headers.get('Location')!, 'traced-sub');
   const traceId = hex(16);
-  const callback = await fetch(onInstance(returned, cluster.url), { headers: { Cookie: flowCookieOf(start), traceparent: `00-${traceId}-${hex(8)}-01` } });
+  const callback = await send(onInstance(returned, cluster.url), {
+    method: 'GET',
+    path: returned.pathname + returned.search,
+    headers: { Cookie: flowCookieOf(start), traceparent: `00-${traceId}-${hex(8)}-01` },
+  });
   t.is(callback.status, 200);
   const spans = await receiver.waitForSpans((received) => received.some((span) => span.traceId === traceId && span.kind === 2), 'the callback span');
   const trace = spans.filter((span) => span.traceId === traceId);
@@ -166,7 +174,8 @@ test("a provider call carries the request's trace to the provider and is a clien
   t.true(provider.traceparents.some((seen) => seen.path.startsWith('/token') && seen.traceparent?.split('-')[1] === traceId));
 });
 
-test('no OTLP endpoint: no SDK loaded, no span, request ids as before', async (t) => {
+// Serial, so they run first and in this order: the second loads the SDK into this process.
+test.serial('no OTLP endpoint: no SDK loaded, no span, request ids as before', async (t) => {
   const instance = await startTestInstance(database.url);
   try {
     const response = await fetch(`${instance.url}/auth/sign-in`, {
@@ -181,5 +190,23 @@ test('no OTLP endpoint: no SDK loaded, no span, request ids as before', async (t
     t.false(Object.keys(createRequire(import.meta.url).cache).some((file) => file.includes('sdk-trace')));
   } finally {
     await instance.drain();
+  }
+});
+
+test.serial('http/json: an instance in this process sends its server span as JSON', async (t) => {
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+  process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
+  process.env.OTEL_BSP_SCHEDULE_DELAY = '200';
+  const instance = await startTestInstance(database.url);
+  try {
+    const traceId = hex(16);
+    const response = await send(instance.url, { path: '/auth/sign-in', headers: { traceparent: `00-${traceId}-${hex(8)}-01` }, body: { email: EMAIL, password: 'not-the-password' } });
+    t.is(response.status, 401);
+    const spans = await receiver.waitForSpans((received) => received.some((span) => span.traceId === traceId && span.kind === 2), 'the JSON server span');
+    t.is(spans.find((span) => span.traceId === traceId && span.kind === 2)!.name, 'POST /auth/sign-in');
+    t.true(receiver.contentTypes().has('application/json'));
+  } finally {
+    await instance.drain();
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
   }
 });
