@@ -3,7 +3,7 @@
 // that drops what it gets. Goals (bench/README.md): off within noise of none; 10% at most 3% fewer
 // req/s than none. Services take turns round after round, so the machine's load moves them alike.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningProcess, root, startService } from '../support/harness.ts';
@@ -21,10 +21,10 @@ const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encodi
  * the tracing packages came in, unpacked and built in a temporary folder (the other changes since
  * that commit are in the difference too: point BENCH_UNTRACED_ROOT at a build of this change's base to exclude them).
  */
-function untracedBuild(): string {
+function untracedBuild(): { root: string; remove(): void } {
   const given = process.env.BENCH_UNTRACED_ROOT;
   if (given) {
-    return given;
+    return { root: given, remove: () => undefined };
   }
   const added = git('log', '--diff-filter=A', '--format=%H', '--', 'src/platform/tracing/tracer.ts').split('\n').at(-1)!;
   const folder = mkdtempSync(join(tmpdir(), 'backplane-untraced-'));
@@ -35,7 +35,7 @@ function untracedBuild(): string {
     throw new Error(`the untraced build in ${folder} has no dist/cli.js`);
   }
   console.log(`tracing rows: "none" is ${added.slice(0, 10)}^, built in ${folder}`);
-  return folder;
+  return { root: folder, remove: () => rmSync(folder, { recursive: true, force: true }) };
 }
 
 /** What no OTEL_* variable of the benchmark's own environment may change: each row sets its own. */
@@ -48,24 +48,22 @@ export async function startTracingRows(databaseUrl: string, env: Record<string, 
   const clean = { ...env, ...withoutOtel() };
   const on = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'backplane-bench' };
   const rows: TracingRow[] = [];
+  const untraced = untracedBuild();
+  const stopAll = async () => {
+    await Promise.all(rows.map((row) => row.server.stop()));
+    await sink.close();
+    untraced.remove();
+  };
   try {
-    rows.push({ name: 'tracing: none (no tracing code)', server: await startService(databaseUrl, 2, clean, untracedBuild()) });
+    rows.push({ name: 'tracing: none (no tracing code)', server: await startService(databaseUrl, 2, clean, untraced.root) });
     rows.push({ name: 'tracing: off (no endpoint)', server: await startService(databaseUrl, 2, { ...clean, OTEL_SERVICE_NAME: 'backplane-bench' }) });
     rows.push({ name: 'tracing: on, 100%', server: await startService(databaseUrl, 2, { ...clean, ...on, OTEL_TRACES_SAMPLER: 'parentbased_always_on' }) });
     rows.push({ name: 'tracing: on, 10%', server: await startService(databaseUrl, 2, { ...clean, ...on, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }) });
   } catch (error) {
-    await Promise.all(rows.map((row) => row.server.stop()));
-    await sink.close();
+    await stopAll();
     throw error;
   }
-  return {
-    rows,
-    sink,
-    async stop() {
-      await Promise.all(rows.map((row) => row.server.stop()));
-      await sink.close();
-    },
-  };
+  return { rows, sink, stop: stopAll };
 }
 
 /** req/s of each row against none's and off's, median over the rounds of each round's ratio. */
