@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import client from 'prom-client';
 import { threadOptions } from './execArgv.ts';
 import { type TaskRef, TaskError } from './task.ts';
+import { submittingContext } from './taskTrace.ts';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.ts';
 
 export interface TaskPool {
@@ -47,6 +48,12 @@ function threadExecArgv(): string[] {
   }
   const register = `import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register();`;
   return [...inherited, '--import', `data:text/javascript,${encodeURIComponent(register)}`];
+}
+
+/** What a thread is posted for a task: the submitting span's context goes along only when it is sampled. */
+export function threadRequest<I, O>(task: TaskRef<I, O>, input: I): ThreadRequest {
+  const carrier = submittingContext();
+  return carrier === undefined ? { file: task.file, exportName: task.exportName, input } : { file: task.file, exportName: task.exportName, input, trace: { task: task.name, carrier } };
 }
 
 /** One piscina pool per instance, with task durations and queue depth as metrics. */
@@ -95,7 +102,7 @@ export function createTaskPool(options: TaskPoolOptions): TaskPool {
       try {
         let reply: ThreadReply;
         try {
-          reply = await pool.run({ file: task.file, exportName: task.exportName, input }, { signal: runOptions.signal ?? null });
+          reply = await pool.run(threadRequest(task, input), { signal: runOptions.signal ?? null });
         } catch (error) {
           const aborted = (error as { name?: string }).name === 'AbortError';
           throw new TaskError(task.name, {
