@@ -8,6 +8,7 @@ import { send } from '../support/forwarded.ts';
 import { startTestInstance } from '../support/instance.ts';
 import { PUBLIC_URL, type TestProvider, authorizeAtProvider, onInstance, startTestProvider } from '../support/oidcProvider.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlpReceiver.ts';
+import { accountWithToken, bearer } from '../support/tokens.ts';
 import { flowCookieOf } from '../modules/identities/support.ts';
 
 // Issue 34: one cluster (two instances and the primary) exports to a loopback OTLP receiver in the
@@ -30,7 +31,6 @@ test.before(async () => {
     OTEL_BSP_SCHEDULE_DELAY: '200',
     POD_NAME: POD,
     OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
-    APP_JOB_WORKERS: '0',
     APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]),
     APP_PUBLIC_URL: PUBLIC_URL,
   });
@@ -172,6 +172,44 @@ test("a provider call carries the request's trace to the provider and is a clien
   t.true(calls.every((span) => descends(trace, span, server)));
   // The provider saw the trace: its token endpoint was called with this trace's traceparent.
   t.true(provider.traceparents.some((seen) => seen.path.startsWith('/token') && seen.traceparent?.split('-')[1] === traceId));
+});
+
+test('a decision batch of the pod\'s primary is a span linked to the wait of the request it answered', async (t) => {
+  const { trace, server } = await tracedSignIn();
+  const waits = trace.filter((span) => span.name === 'ratelimit decide' && descends(trace, span, server));
+  t.true(waits.length >= 1);
+  const batches = await receiver.waitForSpans(
+    (received) => received.some((span) => span.name === 'ratelimit decide batch' && span.links.some((link) => waits.some((wait) => wait.spanId === link.spanId))),
+    'the decision batch span',
+  );
+  const batch = batches.find((span) => span.name === 'ratelimit decide batch' && span.links.some((link) => waits.some((wait) => wait.spanId === link.spanId)))!;
+  t.is(batch.resource['backplane.role'], 'primary');
+  t.true(batch.links.some((link) => link.traceId === server.traceId));
+  t.true(batches.some((span) => span.parentSpanId === batch.spanId && span.attributes['db.system'] === 'postgresql'));
+});
+
+test('a job run is a root span; the revocation call it makes carries its trace to the provider', async (t) => {
+  provider.addPerson('revoked-sub', 'revoked.person@example.com');
+  const start = await fetch(`${cluster.url}/auth/providers/acme/start`, { redirect: 'manual' });
+  const returned = await authorizeAtProvider(start.headers.get('Location')!, 'revoked-sub');
+  const callback = await send(onInstance(returned, cluster.url), { method: 'GET', path: returned.pathname + returned.search, headers: { Cookie: flowCookieOf(start) } });
+  t.is(callback.status, 200);
+  // Deleting the account queues its provider token for revocation by the job auth_revoke_tokens.
+  t.is((await send(cluster.url, { method: 'DELETE', path: '/auth/account', headers: bearer(String(callback.body!.access_token)) })).status, 204);
+  const { token } = await accountWithToken(database.pool, { roles: ['platform_admin'] });
+  t.true([202, 429].includes((await send(cluster.url, { path: '/ops/jobs/definitions/auth_revoke_tokens/run', headers: bearer(token) })).status));
+  // A client span with an HTTP method: the revocation request (statements are client spans too).
+  const revocation = (spans: ReceivedSpan[], job: ReceivedSpan) => spans.some((call) => call.kind === 3 && call.traceId === job.traceId && (call.attributes['http.request.method'] ?? call.attributes['http.method']) === 'POST');
+  const spans = await receiver.waitForSpans(
+    (received) => received.some((span) => span.name === 'job auth_revoke_tokens' && revocation(received, span)),
+    'the job span and its revocation call',
+  );
+  const job = spans.find((span) => span.name === 'job auth_revoke_tokens' && revocation(spans, span))!;
+  t.is(job.parentSpanId, '');
+  // The call is made on a task thread, whose spans reach the collector too.
+  t.true(spans.some((span) => span.traceId === job.traceId && span.resource['backplane.role'] === 'task'));
+  t.regex(String(job.resource['service.instance.id']), /^[0-9a-f]{16}$/);
+  t.true(provider.traceparents.some((seen) => seen.path.startsWith('/token/revocation') && seen.traceparent?.split('-')[1] === job.traceId));
 });
 
 // Serial, so they run first and in this order: the second loads the SDK into this process.

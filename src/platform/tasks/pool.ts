@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import client from 'prom-client';
+import { tracingConfigured } from '../tracing/setup.ts';
 import { threadOptions } from './execArgv.ts';
 import { type TaskRef, TaskError } from './task.ts';
 import { submittingContext } from './taskTrace.ts';
@@ -67,6 +68,8 @@ export function createTaskPool(options: TaskPoolOptions): TaskPool {
     closeTimeout: options.closeTimeoutMs,
     execArgv: threadExecArgv(),
     workerData: { preload, instanceId: options.instanceId } satisfies ThreadData,
+    // Sync atomics pause a thread between tasks, and with it the timer that exports its spans (ADR 0130).
+    ...(tracingConfigured() ? { atomics: 'async' as const } : {}),
   });
   pool.on('error', (error: unknown) => options.logger.warn({ err: error }, 'task pool error'));
   let running = 0;

@@ -1,8 +1,9 @@
 // Imported only when an OTLP endpoint is configured (setup.ts): tracing off loads none of this.
-import { createRequire } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { type TextMapPropagator, propagation } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
@@ -77,6 +78,8 @@ export async function loadTracing(identity: TracingIdentity & { pod: string }): 
         requestHook: (span) => span.setAttribute('db.system', 'postgresql'),
       }),
       new UndiciInstrumentation(),
+      // Outgoing node:http(s) only (the RFC 7009 revocation client): server spans are the request frame's.
+      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, requireParentforOutgoingSpans: true }),
     ],
   });
   // pg is CommonJS imported from ESM: requiring it once more lets the instrumentation's require hook
@@ -84,6 +87,10 @@ export async function loadTracing(identity: TracingIdentity & { pod: string }): 
   const require = createRequire(import.meta.url);
   require('pg');
   require('pg-pool');
+  // Likewise node:http(s), whose patched functions reach ESM named imports (`import { request }`) only once synced.
+  require('node:http');
+  require('node:https');
+  syncBuiltinESMExports();
   return {
     flush: (timeoutMs = 3_000) =>
       Promise.race([provider.forceFlush(), new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref())]),
