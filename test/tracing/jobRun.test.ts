@@ -1,5 +1,6 @@
 import test from 'ava';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
+import pino from 'pino';
 import client from 'prom-client';
 import { createJobRegistry, type JobDefinition } from '../../src/modules/jobs/definitions.ts';
 import { executeRun } from '../../src/modules/jobs/execute.ts';
@@ -7,6 +8,7 @@ import { createJobMetrics } from '../../src/modules/jobs/metrics.ts';
 import type { ClaimedRun } from '../../src/modules/jobs/store/runs.ts';
 import type { Queryable } from '../../src/platform/db/pool.ts';
 import { createLogger } from '../../src/platform/logging/logger.ts';
+import { traceFields } from '../../src/platform/tracing/logFields.ts';
 import { tracer } from '../../src/platform/tracing/tracer.ts';
 import { recordSpans } from './memorySpans.ts';
 
@@ -73,4 +75,18 @@ test.serial('an attempt stopped at its timeout ends as timed_out', async (t) => 
   t.like(span!.attributes, { 'job.outcome': 'timed_out', 'job.will_retry': false, 'job.attempt': 1 });
   t.false('job.slot' in span!.attributes);
   t.is(span!.status.code, SpanStatusCode.ERROR);
+});
+
+test.serial('the log lines of a job run carry its trace and span ids', async (t) => {
+  recorded.reset();
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ mixin: traceFields }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  await executeRun(
+    { db: statementsDb().db, runTask: () => Promise.reject(new Error('no tasks')), logger, metrics: createJobMetrics(new client.Registry()), instanceId: 'i-1', leaseSeconds: 30 },
+    jobs.get('traced_ok')!,
+    { id: '8', job: 'traced_ok', trigger: 'manual', slot: null, attempts: 1, max_attempts: 3 },
+  ).done;
+  const span = recorded.named('job traced_ok')[0]!.spanContext();
+  const line = lines.find((each) => each.msg === 'job run succeeded');
+  t.like(line, { trace_id: span.traceId, span_id: span.spanId, job: 'traced_ok' });
 });
