@@ -61,6 +61,14 @@ async function tracedSignIn(headers: Record<string, string> = {}) {
   return { traceId, parentId, response, problem, trace: spans.filter((span) => span.traceId === traceId), server: server(spans)! };
 }
 
+/** The cluster's JSON log lines so far. */
+const logLines = () =>
+  cluster
+    .output()
+    .split('\n')
+    .filter((each) => each.startsWith('{'))
+    .map((each) => JSON.parse(each) as Record<string, unknown>);
+
 /** True when `span` descends from `ancestor` within `trace`. */
 function descends(trace: ReceivedSpan[], span: ReceivedSpan, ancestor: ReceivedSpan): boolean {
   const byId = new Map(trace.map((each) => [each.spanId, each]));
@@ -103,17 +111,7 @@ test('a problem record and the log lines of a traced request lead to its trace',
   t.is(problem.code, 'invalid_credentials');
   // No X-Request-Id came in: the request id is the trace id.
   t.is(problem.request_id, traceId);
-  const line = await waitFor(
-    async () =>
-      cluster
-        .output()
-        .split('\n')
-        .filter((each) => each.startsWith('{'))
-        .map((each) => JSON.parse(each) as Record<string, unknown>)
-        .find((each) => each.request_id === traceId),
-    10_000,
-    'the access log line',
-  );
+  const line = await waitFor(async () => logLines().find((each) => each.request_id === traceId), 10_000, 'the access log line');
   t.is(line.trace_id, traceId);
   t.is(line.span_id, server.spanId);
 });
@@ -123,16 +121,7 @@ test('an incoming X-Request-Id is kept, and its log line carries the trace id be
   const { traceId, problem, response } = await tracedSignIn({ 'X-Request-Id': requestId });
   t.is(problem.request_id, requestId);
   t.is(response.headers['x-request-id'], requestId);
-  const line = await waitFor(
-    async () =>
-      cluster
-        .output()
-        .split('\n')
-        .filter((each) => each.includes(requestId) && each.startsWith('{'))
-        .map((each) => JSON.parse(each) as Record<string, unknown>)[0],
-    10_000,
-    'the access log line',
-  );
+  const line = await waitFor(async () => logLines().find((each) => each.request_id === requestId), 10_000, 'the access log line');
   t.is(line.trace_id, traceId);
 });
 
@@ -188,7 +177,7 @@ test('a decision batch of the pod\'s primary is a span linked to the wait of the
   t.true(batches.some((span) => span.parentSpanId === batch.spanId && span.attributes['db.system'] === 'postgresql'));
 });
 
-test('a job run is a root span; the revocation call it makes carries its trace to the provider', async (t) => {
+test('a job run is a root span: its revocation call carries its trace to the provider, its log lines lead to it', async (t) => {
   provider.addPerson('revoked-sub', 'revoked.person@example.com');
   const start = await fetch(`${cluster.url}/auth/providers/acme/start`, { redirect: 'manual' });
   const returned = await authorizeAtProvider(start.headers.get('Location')!, 'revoked-sub');
@@ -210,6 +199,9 @@ test('a job run is a root span; the revocation call it makes carries its trace t
   t.true(spans.some((span) => span.traceId === job.traceId && span.resource['backplane.role'] === 'task'));
   t.regex(String(job.resource['service.instance.id']), /^[0-9a-f]{16}$/);
   t.true(provider.traceparents.some((seen) => seen.path.startsWith('/token/revocation') && seen.traceparent?.split('-')[1] === job.traceId));
+  // Its log lines lead to its trace: `job run succeeded` carries the job span's ids.
+  const line = await waitFor(async () => logLines().find((each) => each.trace_id === job.traceId && each.msg === 'job run succeeded'), 10_000, 'the job run log line');
+  t.is(line.span_id, job.spanId);
 });
 
 // Serial, so they run first and in this order: the second loads the SDK into this process.
