@@ -12,7 +12,7 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Tracing, TracingIdentity } from './setup.ts';
 
 /** The propagators OTEL_PROPAGATORS names, of those the core package has (b3 and jaeger are not installed). */
-function propagatorsFromEnv(): TextMapPropagator | null {
+export function propagatorsFromEnv(): TextMapPropagator | null {
   const names = (process.env.OTEL_PROPAGATORS ?? 'tracecontext,baggage').split(',').map((name) => name.trim());
   if (names.includes('none')) {
     return null;
