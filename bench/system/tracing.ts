@@ -68,7 +68,12 @@ export async function startTracingRows(databaseUrl: string, env: Record<string, 
 
 /** req/s of each row against none's and off's, median over the rounds of each round's ratio. */
 export function tracingRatios(rates: Map<string, number[]>): Record<string, { to_none: number; to_off: number }> {
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+  // The middle one, or the mean of the middle two: with two rounds the upper one would flatter a row.
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  };
   const none = rates.get('tracing: none (no tracing code)') ?? [];
   const off = rates.get('tracing: off (no endpoint)') ?? [];
   const ratio = (of: number[], to: number[]) => Number(median(of.map((rate, round) => rate / to[round]!)).toFixed(3));
