@@ -10,6 +10,7 @@ import { accountWithToken } from '../../test/support/tokens.ts';
 import { createPool } from '../../src/platform/db/pool.ts';
 import { cpuMsBetween, treeCpu } from '../ratelimit/cpu.ts';
 import { type LoadResult, type RunningProcess, buildService, load, printTable, root, startDatabase, startScript, startService, writeResults } from '../support/harness.ts';
+import { startTracingRows, tracingRatios } from './tracing.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? '10');
 const rounds = Number(process.env.BENCH_ROUNDS ?? '1');
@@ -20,6 +21,8 @@ const pool = createPool({ connectionString: database.url, max: 2, applicationNam
 const { token } = await accountWithToken(pool, { roles: ['ops_viewer'], ttlSeconds: 3600 });
 await pool.end();
 
+// BENCH_TRACING=0 leaves out the tracing rows (four more services of 2 instances, and a build without tracing).
+const tracingRows = process.env.BENCH_TRACING !== '0';
 // The key the token's signing key was sealed with (test/support/tokens.ts): without it the service refuses to start.
 const env = { APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY };
 const service = await startService(database.url, 2, env);
@@ -37,6 +40,33 @@ async function measure(server: RunningProcess, name: string, options: Parameters
   return { ...result, cpuUsPerRequest: Number(((cpuMsBetween(before, treeCpu([pid]), pid) * 1000) / requests).toFixed(1)) };
 }
 
+/** The tracing rows, each route in turn on the four services, the services' order reversed every other round. */
+async function measureTracing(auth: Record<string, string>, runs: Measured[]) {
+  const started = await startTracingRows(database.url, env);
+  try {
+    const rates = new Map<string, number[]>();
+    for (let round = 0; round < rounds; round += 1) {
+      for (const row of round % 2 ? [...started.rows].reverse() : started.rows) {
+        for (const [route, headers] of [['/readyz', {}], ['/ops/system', auth]] as const) {
+          const name = `GET ${route}, ${row.name}`;
+          const result = await measure(row.server, name, { url: `${row.server.url}${route}`, headers, duration: seconds });
+          runs.push(result);
+          rates.set(name, [...(rates.get(name) ?? []), result.requestsPerSecond]);
+        }
+      }
+    }
+    const ratios = Object.fromEntries(
+      ['/readyz', '/ops/system'].map((route) => {
+        const of = new Map([...rates].filter(([name]) => name.startsWith(`GET ${route}, `)).map(([name, values]) => [name.slice(`GET ${route}, `.length), values]));
+        return [route, tracingRatios(of)];
+      }),
+    );
+    return { ratios, exported: started.sink.received() };
+  } finally {
+    await started.stop();
+  }
+}
+
 try {
   const auth = { Authorization: `Bearer ${token}` };
   const runs: Measured[] = [];
@@ -51,6 +81,7 @@ try {
       runs.push(await measure(base, 'GET /ops/system (2 instances, base build)', { url: `${base.url}/ops/system`, headers: auth, duration: seconds }));
     }
   }
+  const tracing = tracingRows ? await measureTracing(auth, runs) : undefined;
   runs.push(await measure(service, 'GET /ops/system, 1 connection (idle p99)', { url: `${service.url}/ops/system`, headers: auth, duration: Math.max(3, seconds / 2), connections: 1 }));
   // Each scenario's median round (by req/s).
   const results = [...new Set(runs.map((r) => r.name))].map((name) => {
@@ -72,9 +103,10 @@ try {
     ...(base ? { base_readyz_to_bare: Number((rate('GET /readyz (2 instances, base build)') / bareRate).toFixed(2)) } : {}),
     ops_system_p99_ms_at_50: results.find((r) => r.name === 'GET /ops/system (2 instances)')!.p99Ms,
     per_round: perRound,
-    goals: { readyz_to_bare: '>= 0.8', ops_system_p99_ms_at_50: '< 20' },
+    ...(tracing ? { tracing } : {}),
+    goals: { readyz_to_bare: '>= 0.8', ops_system_p99_ms_at_50: '< 20', tracing_off_to_none: 'within noise (per-round spread)', tracing_10_percent_to_none: '>= 0.97' },
   };
-  console.log(summary);
+  console.log(JSON.stringify(summary, null, 2));
   console.log(`written: ${writeResults('system', { when: new Date().toISOString(), seconds, rounds, base: baseRoot, results, runs, summary })}`);
 } finally {
   await service.stop();

@@ -9,6 +9,8 @@ import { createPool } from '../platform/db/pool.ts';
 import { createLogger } from '../platform/logging/logger.ts';
 import { createPrimaryRegistry } from '../platform/metrics/registry.ts';
 import { labelSets, zeroCounter } from '../platform/metrics/zero.ts';
+import { flushTracing, startTracing } from '../platform/tracing/setup.ts';
+import { tracer } from '../platform/tracing/tracer.ts';
 import type { Config } from './config.ts';
 import { connectionBudget } from './connectionBudget.ts';
 import { instanceHeapLimitMb } from './heapSize.ts';
@@ -88,6 +90,7 @@ async function migrate(database: DatabaseHandle, logger: Logger, config: Config)
  */
 export async function runPrimary(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, { role: 'primary' });
+  await startTracing({ role: 'primary' });
   // Fails fast on a bad key, and creates the development key once before instances race for it.
   openSecretBox(config);
   // Every setting an instance would trip over is refused here, before anything starts.
@@ -104,7 +107,8 @@ export async function runPrimary(config: Config): Promise<void> {
     `each instance opens at most ${budget.perInstance} database connections (${budget.directPerInstance} of them direct)` +
       `${budget.perPod ? `, the primary ${budget.perPod} for the pod's rate-limit decisions` : ''}; ${config.instances} instances: ${budget.perProcess}`,
   );
-  await migrate(database, logger, config);
+  // A trace of its own: the start-up's statements (and a slow migration) show in the collector.
+  await tracer.startActiveSpan('migrate', (span) => migrate(database, logger, config).finally(() => span.end()));
   // Every module's work in the primary (the pod's rate-limit decisions), before the instances it serves.
   const primaryWork = await startPrimaryWork(await currentApplication(), { config, logger, databaseUrl: database.url, registry: metrics.registry });
   database.supervise({
@@ -237,6 +241,7 @@ export async function runPrimary(config: Config): Promise<void> {
     await primaryWork.close();
     await database.release();
     logger.info('stopped');
+    await flushTracing();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -7,6 +7,7 @@ import { trackConnections } from '../platform/http/connections.ts';
 import type { EarlyAnswer } from '../platform/http/requestFrame.ts';
 import type { RouteGuard } from '../platform/http/router.ts';
 import { createHttpMetrics } from '../platform/metrics/registry.ts';
+import { flushTracing, startTracing } from '../platform/tracing/setup.ts';
 import type { Config } from './config.ts';
 import { createHttpServer } from './http.ts';
 import { type Application, compose } from './application.ts';
@@ -47,6 +48,7 @@ export async function startInstance(
   }
   const platform = openPlatform({ ...config, databaseUrl: config.databaseUrl }, { ...options, retention: compose(application).retention });
   const { logger, registry } = platform;
+  await startTracing({ role: 'instance', instanceId: platform.instanceId });
   const modules = await createModules(application, config, platform, options).catch(async (error: unknown) => {
     await platform.close();
     throw error;
@@ -97,6 +99,7 @@ export async function startInstance(
       await modules.close();
       await platform.close();
       logger.info('instance stopped');
+      await flushTracing();
     })());
 
   return { id: platform.instanceId, server, url: `http://127.0.0.1:${port}`, registry, drain };

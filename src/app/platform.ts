@@ -68,6 +68,7 @@ export function openPlatform(config: Config & { databaseUrl: string }, options: 
     closeTimeoutMs: config.drainTimeoutMs,
     registry,
     logger,
+    instanceId,
     // An instance that runs jobs keeps a thread with the retention tasks loaded: a run starts deleting at once.
     preload: config.jobWorkers > 0 ? (options.retention ?? []).map((target) => target.task) : [],
   });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
@@ -230,4 +230,16 @@ test('the Dockerfile: Node 24, a numeric non-root user, embedded PostgreSQL prun
   t.regex(dockerfile, /org\.opencontainers\.image\.revision="\$\{BUILD_COMMIT\}"/);
   t.regex(dockerfile, /org\.opencontainers\.image\.source="\$\{SOURCE_URL\}"/);
   t.regex(dockerfile, /org\.opencontainers\.image\.version="\$\{BUILD_VERSION\}"/);
+});
+
+test('the tracing component (commented out in production): uncommented, the OTEL_* settings join the configuration every pod reads', (t) => {
+  const traced = kitWithSecrets();
+  const overlay = join(traced, 'overlays', 'production', 'kustomization.yaml');
+  writeFileSync(overlay, readFileSync(overlay, 'utf8').replace('# - ../../components/tracing', '- ../../components/tracing'));
+  const settingsOf = (manifests: Manifest[]) =>
+    manifests.find((manifest) => manifest.kind === 'ConfigMap' && manifest.metadata.name.startsWith('backplane-config')) as unknown as { data: Record<string, string>; metadata: { name: string } };
+  const config = settingsOf(kustomize('overlays/production', traced));
+  t.regex(config.data.OTEL_EXPORTER_OTLP_ENDPOINT ?? '', /^http:\/\/.+:4318$/);
+  t.is(config.data.APP_PUBLIC_URL, 'https://backplane.example.com');
+  t.false('OTEL_EXPORTER_OTLP_ENDPOINT' in settingsOf(rendered.production).data);
 });

@@ -22,6 +22,8 @@ export interface TestProvider {
   readonly revocations: number[];
   /** Revocation requests received, answered or not. */
   readonly revocationsReceived: number;
+  /** The traceparent header of every request the provider received, by path (tracing tests). */
+  readonly traceparents: Array<{ path: string; traceparent: string | undefined }>;
   /** Slows every revocation answer (to hold a batch in flight). */
   revocationDelayMs: number;
   stop(): Promise<void>;
@@ -119,10 +121,12 @@ export async function startTestProvider(name = 'acme'): Promise<TestProvider> {
   const handle = provider.callback();
 
   const revocations: number[] = [];
+  const traceparents: TestProvider['traceparents'] = [];
   const state = { revocationDelayMs: 0, received: 0 };
   let server: Server | undefined;
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    traceparents.push({ path: req.url?.split('?')[0] ?? '', traceparent: req.headers.traceparent?.toString() });
     if (req.url?.startsWith('/token/revocation')) {
       state.received += 1;
       res.on('finish', () => revocations.push(res.statusCode));
@@ -150,6 +154,7 @@ export async function startTestProvider(name = 'acme'): Promise<TestProvider> {
     entry: (entryName) => ({ name: entryName, issuer, client_id: clientId, client_secret: clientSecret, scopes: ['openid', 'email', 'offline_access'] }),
     addPerson: (subject, email, verified = true) => void people.set(subject, { email, email_verified: verified }),
     revocations,
+    traceparents,
     errors,
     get revocationsReceived() {
       return state.received;

@@ -1,9 +1,11 @@
+import { context as otelContext } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { RunTask } from '../../platform/tasks/pool.ts';
 import type { JobContext, RegisteredJob } from './definitions.ts';
 import { JobLeaseLostError, JobShutdownError, JobTimeoutError, summarizeError } from './errorSummary.ts';
 import type { JobMetrics } from './metrics.ts';
+import { startRunSpan } from './runSpan.ts';
 import { type AttemptKey, type ClaimedRun, markRunFailed, markRunSucceeded, renewLease } from './store/runs.ts';
 
 export interface ExecuteDeps {
@@ -64,7 +66,9 @@ export function executeRun(deps: ExecuteDeps, job: RegisteredJob, claimed: Claim
     }
   };
 
-  const done = (async () => {
+  const span = startRunSpan(job, claimed);
+  // Everything the attempt does, its outcome's statements and log lines included, runs under its span.
+  const done = otelContext.with(span.context, async () => {
     const started = performance.now();
     const timeout = setTimeout(() => controller.abort(new JobTimeoutError(job.timeoutSeconds)), job.timeoutSeconds * 1000);
     const renewal = setInterval(() => void renew(), (deps.leaseSeconds * 1000) / 3);
@@ -83,20 +87,24 @@ export function executeRun(deps: ExecuteDeps, job: RegisteredJob, claimed: Claim
     const reason: unknown = controller.signal.reason;
     if (!succeeded && reason instanceof JobLeaseLostError) {
       deps.metrics.attemptEnded(job.name, 'lost', seconds);
+      span.end('lost');
       logger.warn('another instance took the job run over; this attempt stopped');
       return;
     }
     if (!succeeded && reason instanceof JobShutdownError) {
       deps.metrics.attemptEnded(job.name, 'released', seconds);
+      span.end('released');
       return;
     }
     try {
       if (succeeded) {
         if (await markRunSucceeded(deps.db, key)) {
           deps.metrics.attemptEnded(job.name, 'succeeded', seconds);
+          span.end('succeeded');
           logger.info({ duration_ms: Math.round(seconds * 1000) }, 'job run succeeded');
         } else {
           deps.metrics.attemptEnded(job.name, 'lost', seconds);
+          span.end('lost');
           logger.warn('the job run finished after it had been taken over or released; its outcome is not recorded');
         }
         return;
@@ -105,16 +113,20 @@ export function executeRun(deps: ExecuteDeps, job: RegisteredJob, claimed: Claim
       if (result) {
         const retrying = result.state === 'queued';
         deps.metrics.attemptEnded(job.name, retrying ? 'retrying' : 'failed', seconds);
+        span.end(reason instanceof JobTimeoutError ? 'timed_out' : retrying ? 'retrying' : 'failed', failure, retrying);
         logger[retrying ? 'warn' : 'error'](
           { err: failure, ...(retrying ? { retry_at: result.run_after.toISOString() } : {}) },
           retrying ? 'job attempt failed; the run will retry' : 'job run failed after its last attempt',
         );
+      } else {
+        span.end('lost', failure);
       }
     } catch (error) {
       // The lease lapses and another instance runs the attempt again.
+      span.end('unrecorded', succeeded ? error : failure);
       logger.error({ err: error }, 'could not record the outcome of a job run');
     }
-  })();
+  });
 
   return {
     runId: claimed.id,

@@ -1,8 +1,10 @@
+import type { Span, SpanContext } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from '../../platform/metrics/registry.ts';
 import { withTimeout } from '../../platform/time.ts';
 import { AloneMode, decideAlone } from './alone.ts';
 import { type Deadlined, DeadlineQueue } from './deadlines.ts';
+import { endDecisionSpan, startDecisionSpan } from './decisionSpans.ts';
 import { bucketDigest } from './digest.ts';
 import { forgetKeys } from './forget.ts';
 import { mayStartStatement, scheduledFlushes } from './flushes.ts';
@@ -69,6 +71,8 @@ interface Waiter extends Deadlined {
   id: string;
   /** The deadline is the request's, not the limiter's bound: passing it says nothing of the database. */
   requestEnds: boolean;
+  /** The request's `ratelimit decide` span, only when the request is traced and sampled. */
+  span: Span | undefined;
 }
 
 interface PendingKey {
@@ -220,6 +224,9 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
 
   const settle = (waiter: Waiter, decision: Decision) => {
     waiter.settled = true;
+    if (waiter.span) {
+      endDecisionSpan(waiter.span, decision);
+    }
     waiter.resolve(decision);
   };
 
@@ -267,12 +274,18 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
 
   const send = (state: LimiterState) => {
     const batch: PendingKey[] = [];
+    let waiting: SpanContext[] | undefined;
     for (const entry of state.pending.values()) {
       state.pending.delete(entry.id);
       // Hits already answered by the fallback are not spent twice.
       entry.waiters = entry.waiters.filter((waiter) => !waiter.settled);
       if (entry.waiters.length > 0 || entry.owed > 0) {
         batch.push(entry);
+        for (const waiter of entry.waiters) {
+          if (waiter.span) {
+            (waiting ??= []).push(waiter.span.spanContext());
+          }
+        }
       }
       if (batch.length >= maxBatchKeys) {
         break;
@@ -287,7 +300,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
     inFlight += 1;
     const keys = batch.map((entry) => entry.key);
     const hits = batch.map((entry) => entry.owed + entry.waiters.length);
-    take(state.name, rule, keys, hits)
+    take(state.name, rule, keys, hits, waiting)
       .then(
         (outcomes) => {
           alone.answered();
@@ -360,7 +373,7 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       }
       return new Promise<Decision>((resolve) => {
         const bound = now + timeoutMs;
-        const waiter: Waiter = { resolve, settled: false, deadline: Math.min(bound, by), state, id: key, requestEnds: by < bound };
+        const waiter: Waiter = { resolve, settled: false, deadline: Math.min(bound, by), state, id: key, requestEnds: by < bound, span: startDecisionSpan(name) };
         deadlines.add(waiter);
         pendingKey(state, key).waiters.push(waiter);
         scheduleFlush();

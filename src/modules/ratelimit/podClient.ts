@@ -1,3 +1,4 @@
+import { waitingSpans } from './decisionSpans.ts';
 import type { PodTakeMessage, PodTakenMessage } from './podDecisions.ts';
 import type { BucketOutcome, TakeBuckets } from './store.ts';
 
@@ -47,7 +48,7 @@ export function podBuckets(channel: PodChannel, forgetAfterMs: number): TakeBuck
       entry.reject(new Error(`the pod's rate-limit decision failed: ${message.error ?? 'no reason given'}`));
     }
   });
-  return (limiter, rule, keys, hits) =>
+  return (limiter, rule, keys, hits, waiting) =>
     new Promise<BucketOutcome[]>((resolve, reject) => {
       const id = nextId++;
       const timer = setTimeout(() => {
@@ -63,6 +64,10 @@ export function podBuckets(channel: PodChannel, forgetAfterMs: number): TakeBuck
         keys: keys.map((key) => key.toString('hex')),
         hits,
       };
+      // Only traced, sampled requests add anything to the message: with tracing off it is as before.
+      if (waiting) {
+        message.waiting = waitingSpans(waiting);
+      }
       try {
         channel.send(message, (error) => {
           if (error && asked.delete(id)) {

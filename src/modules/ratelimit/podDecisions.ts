@@ -1,3 +1,5 @@
+import type { Link } from '@opentelemetry/api';
+import { type WaitingSpan, decideBatchTraced, receivedLinks } from './decisionSpans.ts';
 import { mayStartStatement } from './flushes.ts';
 import type { BucketOutcome, BucketRule, StatementRunner } from './store.ts';
 import { takeFromBuckets } from './store.ts';
@@ -10,6 +12,8 @@ export interface PodTakeMessage {
   rule: BucketRule;
   keys: string[];
   hits: number[];
+  /** The sampled `ratelimit decide` spans of the requests waiting on it, only when there are any. */
+  waiting?: WaitingSpan[];
 }
 
 /** The primary's answer: one outcome per key of the batch, or why the statement failed. */
@@ -148,7 +152,15 @@ export function createPodDecisions(options: PodDecisionOptions): PodDecisions {
     inFlight += 1;
     const keys = merged.map((entry) => entry.key);
     const hits = merged.map((entry) => entry.hits);
-    takeFromBuckets(options.db, group.rule, keys, hits)
+    const batches = new Set<Batch>();
+    merged.forEach((entry) => entry.parts.forEach((part) => batches.add(part.batch)));
+    let links: Link[] = [];
+    for (const batch of batches) {
+      if (Array.isArray(batch.message.waiting)) {
+        links = links.concat(receivedLinks(batch.message.waiting));
+      }
+    }
+    decideBatchTraced(group.limiter, merged.length, links, () => takeFromBuckets(options.db, group.rule, keys, hits), batches.size)
       .then(
         (outcomes) => {
           merged.forEach((entry, index) => {

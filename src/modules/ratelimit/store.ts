@@ -1,4 +1,6 @@
+import type { SpanContext } from '@opentelemetry/api';
 import type pg from 'pg';
+import { decideBatchTraced } from './decisionSpans.ts';
 
 /** A pool or client that runs named (prepared) statements. */
 export interface StatementRunner {
@@ -25,9 +27,10 @@ export interface BucketOutcome {
 
 /**
  * Decides a batch of one limiter's keys under `rule`: takeFromBuckets on the instance's own pool,
- * or the pod's primary, which merges every instance's batches into its statements.
+ * or the pod's primary, which merges every instance's batches into its statements. `waiting`: the
+ * sampled `ratelimit decide` spans of the requests waiting on it, which the statement's span links to.
  */
-export type TakeBuckets = (limiter: string, rule: BucketRule, keys: Buffer[], hits: number[]) => Promise<BucketOutcome[]>;
+export type TakeBuckets = (limiter: string, rule: BucketRule, keys: Buffer[], hits: number[], waiting?: readonly SpanContext[]) => Promise<BucketOutcome[]>;
 
 // One call decides a whole batch. Per key: hits are capped at the burst and carried into
 // the upsert as the TAT a new bucket would get; on conflict the locked row admits as many as fit
@@ -62,10 +65,12 @@ export async function takeFromBuckets(db: StatementRunner, rule: BucketRule, key
 
 /** Batches decided on this instance's own pool, one statement each; `sent` counts their keys. */
 export function poolBuckets(db: StatementRunner, sent: (limiter: string, keys: number) => void): TakeBuckets {
-  return (limiter, rule, keys, hits) => {
-    if (keys.length > 0) {
-      sent(limiter, keys.length);
+  return (limiter, rule, keys, hits, waiting) => {
+    if (keys.length === 0) {
+      return takeFromBuckets(db, rule, keys, hits);
     }
-    return takeFromBuckets(db, rule, keys, hits);
+    sent(limiter, keys.length);
+    const links = waiting?.map((span) => ({ context: span })) ?? [];
+    return decideBatchTraced(limiter, keys.length, links, () => takeFromBuckets(db, rule, keys, hits));
   };
 }

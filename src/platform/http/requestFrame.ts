@@ -5,6 +5,7 @@ import type { AnsweredRequest } from './accessLog.ts';
 import type { AppError } from '../errors.ts';
 import type { Problem } from './problem.ts';
 import { requestIdFor } from './requestId.ts';
+import { type ServerSpan, traceRequests } from '../tracing/serverSpan.ts';
 
 export interface RequestFrameOptions {
   /** The client address of a request (trusted proxies resolved). */
@@ -57,9 +58,9 @@ export function createRequestFrame(options: RequestFrameOptions) {
   let resolvedAddress = '';
   const clientAddressOf = (req: IncomingMessage): string => (req === resolvedFor ? resolvedAddress : options.clientAddress(req));
 
-  const middleware: Middleware = async function handleRequest(ctx: Context, next: Next): Promise<void> {
+  const handleRequest = async function handleRequest(ctx: Context, next: Next, span?: ServerSpan): Promise<void> {
     const started = performance.now();
-    const requestId = requestIdFor(ctx.get('X-Request-Id'));
+    const requestId = requestIdFor(ctx.get('X-Request-Id'), span?.sampledTraceId);
     ctx.state.requestId = requestId;
     ctx.state.deadlineAt = started + deadlineMs;
     try {
@@ -81,7 +82,10 @@ export function createRequestFrame(options: RequestFrameOptions) {
       durationMs: performance.now() - started,
       clientAddress: (ctx.state.clientAddress as string | undefined) ?? '',
     });
+    span?.end((ctx.state.routePattern as string | undefined) ?? 'unmatched', ctx.status);
   };
+  // Tracing off (no OTLP endpoint) leaves the request path as it was: not even a branch per request.
+  const middleware: Middleware = traceRequests(handleRequest) ?? handleRequest;
 
   /** True when `answer` answered the request; false leaves it to Koa untouched. */
   const answerEarly = (req: IncomingMessage, res: ServerResponse, answer: EarlyAnswer): boolean => {

@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { traceFields } from '../tracing/logFields.ts';
 
 export type { Logger };
 
@@ -29,6 +30,8 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
       level,
       base: { pid: process.pid, ...bindings },
       timestamp: isoTime,
+      // Lines written inside a traced request or job carry its trace_id and span_id (ADR 0130).
+      mixin: traceFields,
       redact: {
         paths: ['password', 'token', 'access_token', 'refresh_token', 'authorization', '*.password', '*.token', 'headers.authorization'],
         censor: '[redacted]',

@@ -3,8 +3,10 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import client from 'prom-client';
+import { tracingConfigured } from '../tracing/setup.ts';
 import { threadOptions } from './execArgv.ts';
 import { type TaskRef, TaskError } from './task.ts';
+import { submittingContext } from './taskTrace.ts';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.ts';
 
 export interface TaskPool {
@@ -30,6 +32,8 @@ export interface TaskPoolOptions {
    * while idle, so these tasks never wait for a thread to start and load them (about 170 ms).
    */
   preload?: ReadonlyArray<{ file: string }>;
+  /** Given to each thread for its spans' resource. */
+  instanceId?: string;
 }
 
 const threadFile = new URL(`./thread${extname(fileURLToPath(import.meta.url))}`, import.meta.url).href;
@@ -47,6 +51,12 @@ function threadExecArgv(): string[] {
   return [...inherited, '--import', `data:text/javascript,${encodeURIComponent(register)}`];
 }
 
+/** What a thread is posted for a task: the submitting span's context goes along only when it is sampled. */
+export function threadRequest<I, O>(task: TaskRef<I, O>, input: I): ThreadRequest {
+  const carrier = submittingContext();
+  return carrier === undefined ? { file: task.file, exportName: task.exportName, input } : { file: task.file, exportName: task.exportName, input, trace: { task: task.name, carrier } };
+}
+
 /** One piscina pool per instance, with task durations and queue depth as metrics. */
 export function createTaskPool(options: TaskPoolOptions): TaskPool {
   const preload = [...new Set((options.preload ?? []).map((task) => task.file))];
@@ -57,7 +67,9 @@ export function createTaskPool(options: TaskPoolOptions): TaskPool {
     idleTimeout: 60_000,
     closeTimeout: options.closeTimeoutMs,
     execArgv: threadExecArgv(),
-    workerData: { preload } satisfies ThreadData,
+    workerData: { preload, instanceId: options.instanceId } satisfies ThreadData,
+    // Sync atomics pause a thread between tasks, and with it the timer that exports its spans (ADR 0130).
+    ...(tracingConfigured() ? { atomics: 'async' as const } : {}),
   });
   pool.on('error', (error: unknown) => options.logger.warn({ err: error }, 'task pool error'));
   let running = 0;
@@ -93,7 +105,7 @@ export function createTaskPool(options: TaskPoolOptions): TaskPool {
       try {
         let reply: ThreadReply;
         try {
-          reply = await pool.run({ file: task.file, exportName: task.exportName, input }, { signal: runOptions.signal ?? null });
+          reply = await pool.run(threadRequest(task, input), { signal: runOptions.signal ?? null });
         } catch (error) {
           const aborted = (error as { name?: string }).name === 'AbortError';
           throw new TaskError(task.name, {

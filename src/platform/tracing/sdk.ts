@@ -1,0 +1,98 @@
+// Imported only when an OTLP endpoint is configured (setup.ts): tracing off loads none of this.
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { type TextMapPropagator, propagation } from '@opentelemetry/api';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { Tracing, TracingIdentity } from './setup.ts';
+
+/** The propagators OTEL_PROPAGATORS names, of those the core package has (b3 and jaeger are not installed). */
+export function propagatorsFromEnv(): TextMapPropagator | null {
+  const names = (process.env.OTEL_PROPAGATORS ?? 'tracecontext,baggage').split(',').map((name) => name.trim());
+  if (names.includes('none')) {
+    return null;
+  }
+  const known: Record<string, () => TextMapPropagator> = {
+    tracecontext: () => new W3CTraceContextPropagator(),
+    baggage: () => new W3CBaggagePropagator(),
+  };
+  const propagators = names.flatMap((name) => {
+    if (known[name]) {
+      return [known[name]()];
+    }
+    process.emitWarning(`OTEL_PROPAGATORS: "${name}" is not supported; only tracecontext and baggage are`);
+    return [];
+  });
+  return new CompositePropagator({ propagators });
+}
+
+/** The OTLP/HTTP exporter of OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL; it reads the endpoint variables itself. */
+async function exporterFromEnv(): Promise<SpanExporter> {
+  const protocol = process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? process.env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
+  if (protocol === 'http/json') {
+    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+    return new OTLPTraceExporter();
+  }
+  if (protocol !== 'http/protobuf') {
+    process.emitWarning(`OTEL_EXPORTER_OTLP_PROTOCOL: "${protocol}" is not supported; sending http/protobuf`);
+  }
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
+  return new OTLPTraceExporter();
+}
+
+/**
+ * Registers the SDK for this thread: resource (service, instance, pod, role, then
+ * OTEL_RESOURCE_ATTRIBUTES), sampler from OTEL_TRACES_SAMPLER (the SDK reads it), batched OTLP
+ * export, W3C propagation, and statement and fetch spans.
+ */
+export async function loadTracing(identity: TracingIdentity & { pod: string }): Promise<Tracing> {
+  const resource = defaultResource()
+    .merge(
+      resourceFromAttributes({
+        'service.name': 'backplane',
+        'k8s.pod.name': identity.pod,
+        'backplane.role': identity.role,
+        ...(identity.instanceId ? { 'service.instance.id': identity.instanceId } : {}),
+      }),
+    )
+    .merge(detectResources({ detectors: [envDetector] }));
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(await exporterFromEnv())] });
+  const propagator = propagatorsFromEnv();
+  provider.register({ propagator });
+  if (propagator === null) {
+    propagation.disable();
+  }
+  registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [
+      // Statements outside a request, job or batch (listener, polling) would each be a trace of their own.
+      new PgInstrumentation({
+        enhancedDatabaseReporting: false,
+        requireParentSpan: true,
+        // The stable conventions say db.system.name; db.system too, for collectors and queries not yet moved.
+        requestHook: (span) => span.setAttribute('db.system', 'postgresql'),
+      }),
+      new UndiciInstrumentation(),
+      // Outgoing node:http(s) only (the RFC 7009 revocation client): server spans are the request frame's.
+      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, requireParentforOutgoingSpans: true }),
+    ],
+  });
+  // pg is CommonJS imported from ESM: requiring it once more lets the instrumentation's require hook
+  // patch its prototypes, which the already imported copy shares (no loader hook needed in any thread).
+  const require = createRequire(import.meta.url);
+  require('pg');
+  require('pg-pool');
+  // Likewise node:http(s), whose patched functions reach ESM named imports (`import { request }`) only once synced.
+  require('node:http');
+  require('node:https');
+  syncBuiltinESMExports();
+  return {
+    flush: (timeoutMs = 3_000) =>
+      Promise.race([provider.forceFlush(), new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref())]),
+  };
+}

@@ -1,0 +1,65 @@
+import type { IncomingMessage } from 'node:http';
+import { type Context, type Span, SpanKind, SpanStatusCode, TraceFlags, context, propagation, trace } from '@opentelemetry/api';
+import type { Context as KoaContext, Middleware, Next } from 'koa';
+import { tracingEnabled } from './setup.ts';
+import { tracer } from './tracer.ts';
+
+/** A request's server span, with the context its handlers run in. */
+export interface ServerSpan {
+  /** The trace id when the span is sampled (recorded and exported), else undefined. */
+  readonly sampledTraceId: string | undefined;
+  /** Runs `work` with this span active, so statements, calls and log lines below are its children. */
+  run<T>(work: () => T): T;
+  /** Names the span after the route pattern, records the status and ends it. */
+  end(route: string, status: number): void;
+}
+
+/**
+ * Starts the server span of a request, continuing the trace of an incoming traceparent (through
+ * the propagators of OTEL_PROPAGATORS). Only the method, the route pattern, the scheme, the
+ * protocol and the status are recorded: never the path's values, the query, a header or a body.
+ */
+export function startServerSpan(req: IncomingMessage, method: string): ServerSpan {
+  const parent = propagation.extract(context.active(), req.headers);
+  const span: Span = tracer.startSpan(
+    method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': method,
+        'url.scheme': 'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http',
+        'network.protocol.version': req.httpVersion,
+      },
+    },
+    parent,
+  );
+  const spanContext = span.spanContext();
+  const active: Context = trace.setSpan(parent, span);
+  return {
+    sampledTraceId: spanContext.traceFlags & TraceFlags.SAMPLED ? spanContext.traceId : undefined,
+    run: (work) => context.with(active, work),
+    end(route, status) {
+      span.updateName(`${method} ${route}`);
+      span.setAttribute('http.route', route);
+      span.setAttribute('http.response.status_code', status);
+      if (status >= 500) {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.setAttribute('error.type', String(status));
+      }
+      span.end();
+    },
+  };
+}
+
+type HandleRequest = (ctx: KoaContext, next: Next, span?: ServerSpan) => Promise<void>;
+
+/** The request frame's middleware with a server span around each request; undefined while tracing is off. */
+export function traceRequests(handleRequest: HandleRequest): Middleware | undefined {
+  if (!tracingEnabled()) {
+    return undefined;
+  }
+  return (ctx, next) => {
+    const span = startServerSpan(ctx.req, ctx.method);
+    return span.run(() => handleRequest(ctx, next, span));
+  };
+}
