@@ -92,6 +92,8 @@ test('a request with a traceparent: a server span named by its route continues t
   const statements = trace.filter((span) => span.attributes['db.system'] === 'postgresql');
   t.true(statements.length >= 1);
   t.true(statements.every((span) => descends(trace, span, server)));
+  // Each is named after its statement (prepared name, or operation and table), not `pg.query:SELECT`.
+  t.true(statements.every((span) => span.name === span.attributes['db.query.summary'] && /^[a-z_]+( [a-z_.]+)?$/.test(span.name)), statements.map((span) => span.name).join(', '));
   // Parameter values stay out: no attribute of the trace holds the email, the password or the query.
   const values = trace.flatMap((span) => Object.values(span.attributes).map(String));
   t.false(values.some((value) => value.includes(EMAIL) || value.includes('not-the-password') || value.includes('traced.person')));

@@ -10,6 +10,7 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Tracing, TracingIdentity } from './setup.ts';
+import { statementName } from './statementName.ts';
 
 /** The propagators OTEL_PROPAGATORS names, of those the core package has (b3 and jaeger are not installed). */
 export function propagatorsFromEnv(): TextMapPropagator | null {
@@ -75,7 +76,13 @@ export async function loadTracing(identity: TracingIdentity & { pod: string }): 
         enhancedDatabaseReporting: false,
         requireParentSpan: true,
         // The stable conventions say db.system.name; db.system too, for collectors and queries not yet moved.
-        requestHook: (span) => span.setAttribute('db.system', 'postgresql'),
+        // The span is named after the statement (its prepared name, or operation and table), not `pg.query:SELECT`.
+        requestHook: (span, { query }) => {
+          const name = statementName(query.text, query.name);
+          span.setAttribute('db.system', 'postgresql');
+          span.setAttribute('db.query.summary', name);
+          span.updateName(name);
+        },
       }),
       new UndiciInstrumentation(),
       // Outgoing node:http(s) only (the RFC 7009 revocation client): server spans are the request frame's.
