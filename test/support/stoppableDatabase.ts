@@ -57,7 +57,7 @@ function signalServer(dataDir: string, signal: NodeJS.Signals): void {
   if (!existsSync(join(dataDir, 'postgres', 'postmaster.pid'))) {
     return;
   }
-  for (const pid of serverProcesses(dataDir)) {
+  const send = (pid: number) => {
     try {
       process.kill(pid, signal);
     } catch (error) {
@@ -65,7 +65,16 @@ function signalServer(dataDir: string, signal: NodeJS.Signals): void {
         throw error;
       }
     }
+  };
+  const [postmaster, ...descendants] = serverProcesses(dataDir);
+  if (signal !== 'SIGSTOP') {
+    [postmaster!, ...descendants].forEach(send);
+    return;
   }
+  // The postmaster first, then its descendants listed again: a backend it forked between the first
+  // listing and its stop would otherwise escape the freeze and answer every query (a flaky test).
+  send(postmaster!);
+  serverProcesses(dataDir).slice(1).forEach(send);
 }
 
 export async function startStoppableDatabase(prepare: (pool: InstrumentedPool) => Promise<void> = async () => undefined): Promise<StoppableDatabase> {
