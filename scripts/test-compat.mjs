@@ -15,6 +15,14 @@ const SQL_TESTS = ['test/modules/**/*.test.ts', 'test/platform/db/**/*.test.ts']
 // CLI are left to the default server (ADR 0091, amended 2026-11-26).
 const PROCESS_TESTS = ['test/cluster/**/*.test.ts', 'test/commands/**/*.test.ts', '!test/commands/upgradeRefusals.test.ts'];
 const ENDS_OF_RANGE = new Set(['14']);
+const NOT_ON_NODE_LTS = [
+  'test/application/newApplication.test.ts',
+  'test/deploy/image.test.ts',
+  'test/architecture/library.test.ts',
+  'test/commands/upgradeRefusals.test.ts',
+  'test/rollout/onlineIndex.test.ts',
+  'test/deploy/prometheus.test.ts',
+];
 
 const steps = [
   ['pg13', () => run(process.execPath, ['--import', 'tsx', 'test/support/oldServer.ts'], { env: { ...process.env, BACKPLANE_TEST_POSTGRES_PREFIX: postgresPrefix(OLDER) } })],
@@ -22,9 +30,11 @@ const steps = [
     `pg${major}`,
     () => run(process.execPath, ['--import', 'tsx', 'test/support/run.ts', ...SQL_TESTS, ...(ENDS_OF_RANGE.has(major) ? PROCESS_TESTS : [])], { env: { ...process.env, BACKPLANE_TEST_POSTGRES_PREFIX: postgresPrefix(version) } }),
   ]),
-  // Run once, in the main suite: the application test (pack, install, npm test, start; several
-  // minutes), the index build on 1M rows (the database's work) and the real Prometheus (its work).
-  ['node24', () => run(nodeLtsBinary(), ['--import', 'tsx', 'test/support/run.ts', 'test/**/*.test.ts', '!test/application/newApplication.test.ts', '!test/rollout/onlineIndex.test.ts', '!test/deploy/prometheus.test.ts'])],
+  // Run once, in the main suite: what tests npm's, git's, the compiler's, the database's or
+  // Prometheus's work rather than Node's: the application test (pack, install, npm test, start),
+  // the image's replayed build (npm ci), the library report (api-extractor), the upgrade's refusals
+  // (git and files), the index build on 1M rows and the real Prometheus.
+  ['node24', () => run(nodeLtsBinary(), ['--import', 'tsx', 'test/support/run.ts', 'test/**/*.test.ts', ...NOT_ON_NODE_LTS.map((file) => `!${file}`)])],
 ];
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !steps.some(([step]) => step === name));
