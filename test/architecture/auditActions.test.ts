@@ -1,8 +1,8 @@
 import test from 'ava';
-import { readFileSync, readdirSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import ts from 'typescript';
+import { sourceFiles, src } from '../support/sourceTree.ts';
 import { compose } from '../../src/app/application.ts';
 import { backplaneApplication } from '../../src/app/defaultApplication.ts';
 import { apiDocument } from '../../src/app/modules.ts';
@@ -11,14 +11,6 @@ import { apiDocument } from '../../src/app/modules.ts';
 // src/ records is declared by a module's auditActions. The compiler reads each `action` property
 // of an object literal (a string, or each branch of a conditional) and each string passed to a
 // local helper's `action` parameter; an action it cannot read that way fails too, so none escapes.
-const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    return entry.isDirectory() ? sourceFiles(path) : entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 interface Found {
   actions: { action: string; at: string }[];

@@ -1,20 +1,12 @@
 import test from 'ava';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { sourceFiles, src } from '../support/sourceTree.ts';
 
 // Module boundaries (ADR 0006, ADR 0120): a capability is used only through its index.ts, the
 // platform knows no capability, and use cases know nothing of HTTP. Imports are read by the
 // TypeScript compiler (any quote style, `export ... from`, dynamic import()), not by a pattern.
-const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    return entry.isDirectory() ? sourceFiles(path) : entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 interface Import {
   from: string;
