@@ -18,7 +18,12 @@ export interface CountedBeat {
   running: number;
   /** The least count written in every running row, this instance's own (the count it held, or less) included. */
   leastCounted: number;
-  /** Every other running row has beaten since this instance's previous beat, so that beat read this row. */
+  /**
+   * Every other running row has beaten since this instance's first beat after it registered, so
+   * that beat read this row. (Not "since its previous beat": an instance beating every second
+   * would then need the others, beating every interval, to fall in the same second, which phases
+   * can keep from happening for minutes.)
+   */
   othersBeatSince: boolean;
 }
 
@@ -26,8 +31,8 @@ export const UNCOUNTED: ShareCount = { counted: undefined, sure: false };
 
 /**
  * The count after a beat. An instance becomes sure once every running instance (itself included)
- * holds a count at least as large as the one it reads, and each has beaten since this one's
- * previous beat: then none of them can still act on a beat that missed it. Once sure it stays sure
+ * holds a count at least as large as the one it reads, and each has beaten since this one first
+ * beat after registering: then none of them can still act on a beat that missed it. Once sure it stays sure
  * with every later reading: a later beat reads every running row (a newcomer's too), and a newcomer
  * waits until this one has written what it read. The count written is never more than the count
  * held, so a row never claims a count its instance does not act on.

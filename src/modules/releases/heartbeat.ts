@@ -35,21 +35,25 @@ export function trackInstance(
 ): InstanceTracker {
   let registered = false;
   let count: ShareCount = UNCOUNTED;
+  // The first beat after registering: another row that has beaten since has read this one.
+  let countedSince: string | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let beating: Promise<void> | undefined;
   let again = false;
   const beat = async () => {
     try {
-      const touch = () => withTimeout(beatInstance(db, record.instanceId, (3 * intervalMs) / 1000, count.counted), 2_000);
+      const touch = () => withTimeout(beatInstance(db, record.instanceId, (3 * intervalMs) / 1000, count.counted, countedSince), 2_000);
       let beaten = registered ? await touch() : undefined;
       if (!beaten?.touched) {
         await withTimeout(registerInstance(db, record), 2_000);
         registered = true;
         // A row registered again may have gone uncounted meanwhile: it is counted from scratch.
         count = UNCOUNTED;
+        countedSince = undefined;
         beaten = await touch();
       }
+      countedSince ??= beaten.beatenAt;
       count = countShares(count, beaten);
       if (snapshots) {
         await withTimeout(writeRuntimeSnapshot(db, record.instanceId, snapshots.take()), 2_000);

@@ -46,7 +46,7 @@ const beatInstanceSql = `
 with me as (
   select last_seen_at as previous from release_instances where instance_id = $1 and stopped_at is null
 ), others as (
-  select other.counted, other.last_seen_at > me.previous as beat_since
+  select other.counted, other.last_seen_at > coalesce($4::timestamptz, me.previous) as beat_since
   from release_instances other, me
   where other.stopped_at is null and other.instance_id <> $1 and other.last_seen_at > me.previous - make_interval(secs => $2)
 ), tally as (
@@ -56,7 +56,7 @@ with me as (
   where instance_id = $1 and stopped_at is null
   returning counted
 )
-select exists (select 1 from touched) as touched, tally.running,
+select exists (select 1 from touched) as touched, now()::text as beaten_at, tally.running,
        least((select counted from touched), tally.least_counted) as least_counted, tally.others_beat_since,
        (select count(*) from (select pg_notify('${INSTANCES_CHANNEL}', $1) where $3::int is distinct from tally.running) announced)::int as announced
 from tally`;
@@ -68,23 +68,37 @@ export interface InstanceBeat {
   running: number;
   /** The least count in the running rows, this one's as just written included. */
   leastCounted: number;
-  /** Every other running row has beaten since this instance's previous beat. */
+  /** Every other running row has beaten since `countedSince` (or, without it, this instance's previous beat). */
   othersBeatSince: boolean;
+  /** This beat's time on the database clock, as text so that no microsecond is lost: the `countedSince` of the beats after a registration's first. */
+  beatenAt: string;
 }
 
 /**
  * Touches this instance's row, writing `counted` (the count it holds; undefined before its first
  * count), and reads how many instances run on every host and what they counted (ADR 0020, amended
- * 2026-11-26), on the database clock.
+ * 2026-11-26 twice), on the database clock. `countedSince` is the time of this instance's first beat
+ * after it registered: a beat of another row started after it read this row.
  */
-export async function beatInstance(db: Queryable, instanceId: string, staleAfterSeconds: number, counted: number | undefined): Promise<InstanceBeat> {
-  const result = await db.query<{ touched: boolean; running: number; least_counted: number | null; others_beat_since: boolean }>(beatInstanceSql, [
-    instanceId,
-    staleAfterSeconds,
-    counted ?? null,
-  ]);
+export async function beatInstance(
+  db: Queryable,
+  instanceId: string,
+  staleAfterSeconds: number,
+  counted: number | undefined,
+  countedSince?: string,
+): Promise<InstanceBeat> {
+  const result = await db.query<{ touched: boolean; beaten_at: string; running: number; least_counted: number | null; others_beat_since: boolean }>(
+    beatInstanceSql,
+    [instanceId, staleAfterSeconds, counted ?? null, countedSince ?? null],
+  );
   const row = result.rows[0]!;
-  return { touched: row.touched, running: row.running, leastCounted: row.least_counted ?? 0, othersBeatSince: row.others_beat_since };
+  return {
+    touched: row.touched,
+    running: row.running,
+    leastCounted: row.least_counted ?? 0,
+    othersBeatSince: row.others_beat_since,
+    beatenAt: row.beaten_at,
+  };
 }
 
 const stopInstanceSql = `
