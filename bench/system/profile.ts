@@ -3,7 +3,8 @@
 // per-address limit decided by the pod's primary, then 404) one after the other, and prints each
 // layer's share of the instance's samples (self time by file). BENCH_SECONDS=5 per route;
 // BENCH_ROOT=<a built checkout> profiles another build (the base of a change) on the same database;
-// BENCH_ROUTES=readyz,system,auth,flood picks the routes, BENCH_BY=function lists functions, not layers.
+// BENCH_ROUTES=readyz,system,auth,flood picks the routes, BENCH_BY=function lists functions, not layers;
+// BENCH_BARE=1 profiles the baseline instead (bareServer.ts, one worker, its route loaded as /readyz).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,9 +29,11 @@ await pool.end();
 
 const dir = mkdtempSync(join(tmpdir(), 'backplane-profile-'));
 const port = await freePort();
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, join(serviceRoot, 'dist', 'cli.js'), 'serve'], {
+const bare = process.env.BENCH_BARE === '1';
+const command = bare ? ['--import', 'tsx', join(root, 'bench', 'system', 'bareServer.ts')] : [join(serviceRoot, 'dist', 'cli.js'), 'serve'];
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...command], {
   cwd: serviceRoot,
-  env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', APP_INSTANCES: '1', APP_METRICS_PORT: '0', LOG_LEVEL: 'info', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, APP_TRUSTED_PROXIES: '127.0.0.1/32' },
+  env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', APP_INSTANCES: '1', APP_METRICS_PORT: '0', LOG_LEVEL: 'info', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, APP_TRUSTED_PROXIES: '127.0.0.1/32', BENCH_WORKERS: '1' },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
 const url = `http://127.0.0.1:${port}`;
@@ -41,7 +44,8 @@ let window = [0, 0];
 // The service's processes' CPU over the load (schedstat): the profile's sample times are wall time, which a loaded machine stretches.
 let cpuMs = 0;
 try {
-  await waitForHttp(`${url}/readyz`, child, 60_000);
+  const readyz = bare ? '/' : '/readyz';
+  await waitForHttp(`${url}${readyz}`, child, 60_000);
   const run = async (path: string, method: 'GET' | 'POST', headers: Record<string, string> = {}, oneClient = false) => {
     const result = await autocannon({
       url: `${url}${path}`,
@@ -57,7 +61,7 @@ try {
   const from = Number(process.hrtime.bigint() / 1000n);
   const cpuBefore = treeCpu([child.pid!]);
   const routes = (process.env.BENCH_ROUTES ?? 'readyz,system,auth').split(',');
-  total += routes.includes('readyz') ? await run('/readyz', 'GET') : 0;
+  total += routes.includes('readyz') ? await run(readyz, 'GET') : 0;
   total += routes.includes('system') ? await run('/ops/system', 'GET', { Authorization: `Bearer ${token}` }) : 0;
   total += routes.includes('auth') ? await run('/auth/bench', 'POST') : 0;
   // One client flooding: after its first minute's budget, refusals known from memory (ratelimit (a)).
@@ -122,6 +126,7 @@ for (const { id, ms } of samplesOf(profile)) {
   selfMs.set(name, (selfMs.get(name) ?? 0) + ms);
 }
 selfMs.delete('(idle)');
+selfMs.delete(':(idle)');
 const all = [...selfMs.values()].reduce((sum, ms) => sum + ms, 0);
 console.log(`profile ${dir}: ${Math.round(all)} ms of samples; the service's CPU ${Math.round((cpuMs * 1000) / total)} µs per request (all three routes, primary included)`);
 // Each layer's µs: its share of the instance's samples times the service's measured CPU per request.

@@ -1,12 +1,15 @@
 // bench/system/stack.ts: the platform's HTTP stack alone (stackServer.ts, no database) against a bare
 // Koa route, each one process, and with BENCH_BASE_ROOT=<another checkout> that checkout's stack
 // too; servers take turns round after round (BENCH_ROUNDS=5 of BENCH_SECONDS=4, 20 connections),
-// reporting req/s and the server's CPU per request. No build, no database: it runs in a minute.
+// reporting req/s and the server's CPU per request. It builds this checkout (dist/, as the service
+// runs); BENCH_BASE_ROOT must be built already. No database: it runs in about two minutes.
 // node --import tsx bench/system/stack.ts
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { cpuMsBetween, treeCpu } from '../ratelimit/cpu.ts';
-import { root, startScript } from '../support/harness.ts';
+import { buildService, root, startScript } from '../support/harness.ts';
+
+buildService();
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? '5');
 const seconds = Number(process.env.BENCH_SECONDS ?? '4');

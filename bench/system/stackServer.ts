@@ -1,4 +1,4 @@
-// The platform's HTTP stack alone (src/app/http.ts of BENCH_STACK_ROOT, this checkout by default):
+// The platform's HTTP stack alone (dist/app/http.js of BENCH_STACK_ROOT, this checkout by default):
 // a /readyz-like route among 40 others, drain tracking, metrics, a silent logger and the
 // deadline's AsyncLocalStorage enabled as in an instance, no database. Beside bareServer.ts it
 // tells what the stack costs a request with nothing else running (bench/system/stack.ts).
@@ -12,12 +12,14 @@ import type * as Route from '../../src/platform/http/route.ts';
 import type * as Metrics from '../../src/platform/metrics/registry.ts';
 import type * as Deadline from '../../src/platform/db/deadline.ts';
 
+// The build, as the service runs it: through tsx every named closure made per request paid
+// esbuild's __name (a defineProperty), which made validation look seven times its cost.
 const root = process.env.BENCH_STACK_ROOT ?? join(import.meta.dirname, '..', '..');
-const { createHttpServer } = (await import(join(root, 'src/app/http.ts'))) as typeof Http;
-const { trackConnections } = (await import(join(root, 'src/platform/http/connections.ts'))) as typeof Connections;
-const { bindRoutes, defineRoute, reply } = (await import(join(root, 'src/platform/http/route.ts'))) as typeof Route;
-const { createHttpMetrics } = (await import(join(root, 'src/platform/metrics/registry.ts'))) as typeof Metrics;
-const { withDatabaseDeadline } = (await import(join(root, 'src/platform/db/deadline.ts'))) as typeof Deadline;
+const { createHttpServer } = (await import(join(root, 'dist/app/http.js'))) as typeof Http;
+const { trackConnections } = (await import(join(root, 'dist/platform/http/connections.js'))) as typeof Connections;
+const { bindRoutes, defineRoute, reply } = (await import(join(root, 'dist/platform/http/route.js'))) as typeof Route;
+const { createHttpMetrics } = (await import(join(root, 'dist/platform/metrics/registry.js'))) as typeof Metrics;
+const { withDatabaseDeadline } = (await import(join(root, 'dist/platform/db/deadline.js'))) as typeof Deadline;
 
 // As in an instance: the readiness probe's deadline has enabled the AsyncLocalStorage.
 await withDatabaseDeadline(1_000, async () => undefined);

@@ -1,4 +1,5 @@
 import client from 'prom-client';
+import { RequestDurations } from './requestDurations.ts';
 
 export type Registry = client.Registry;
 
@@ -31,26 +32,7 @@ export interface HttpMetrics {
 }
 
 export function createHttpMetrics(registry: client.Registry): HttpMetrics {
-  const duration = new client.Histogram({
-    name: 'backplane_http_request_duration_seconds',
-    help: 'HTTP requests by route pattern, method and status',
-    labelNames: ['method', 'route', 'status'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
-  // Bound children are cached: resolving labels per request cost more than the observation.
-  const children = new Map<string, client.Histogram.Internal<string>>();
-  return {
-    observe(method, route, status, seconds) {
-      const key = `${method} ${status} ${route}`;
-      let child = children.get(key);
-      if (!child) {
-        child = duration.labels({ method, route, status: String(status) });
-        children.set(key, child);
-      }
-      child.observe(seconds);
-    },
-  };
+  return new RequestDurations(registry);
 }
 
 /**

@@ -79,6 +79,29 @@ const routes = [
     responses: { 200: null },
     handler: ({ query }) => ({ route: 'fixed', size: query.size ?? null }),
   }),
+  // Defaults filled in from an empty query; the handler changes its input, which must not reach the next call.
+  defineRoute({
+    method: 'GET',
+    path: '/pages',
+    tag: 'test',
+    summary: 'a query with defaults',
+    query: z.object({ limit: z.coerce.number().int().max(100).default(50), order: z.enum(['asc', 'desc']).default('asc') }),
+    responses: { 200: null },
+    handler: ({ query }) => {
+      const seen = { ...query };
+      (query as { limit: number }).limit = 0;
+      return seen;
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/required',
+    tag: 'test',
+    summary: 'a query that must be given',
+    query: z.object({ q: z.string().min(1) }),
+    responses: { 200: null },
+    handler: ({ query }) => ({ q: query.q }),
+  }),
 ];
 
 test.before(async () => {
@@ -150,6 +173,17 @@ test('a fixed path answers as the router matches it: the first matching route, a
   const post = await fetch(`${base}/fixed`, { method: 'POST' });
   t.regex(post.headers.get('allow') ?? '', /GET/);
   await assertProblem(t, post, 405, 'method_not_allowed');
+});
+
+test('a route called without a query gets the defaults its schema fills in, fresh each call; a required query is still refused', async (t) => {
+  for (const path of ['/pages', '/pages', '/pages?']) {
+    t.deepEqual(await (await fetch(`${base}${path}`)).json(), { limit: 50, order: 'asc' }, path);
+  }
+  t.deepEqual(await (await fetch(`${base}/pages?limit=7`)).json(), { limit: 7, order: 'asc' });
+  await assertProblem(t, await fetch(`${base}/pages?limit=101`), 422, 'validation_failed');
+  const missing = await assertProblem(t, await fetch(`${base}/required`), 422, 'validation_failed');
+  t.deepEqual((missing.errors as Array<{ location: string }>).map((e) => e.location), ['query.q']);
+  t.deepEqual(await (await fetch(`${base}/required?q=x`)).json(), { q: 'x' });
 });
 
 test('an unknown route is 404 not_found', async (t) => {
