@@ -1,9 +1,9 @@
-// bench/system's tracing rows (issue 34): the same loads with no tracing code (a build from before
-// it), tracing off (no endpoint), on at 100% and on at 10% sampling, exporting to a loopback sink
+// bench/system's tracing rows (issue 34): the same loads with no tracing code (this commit with
+// tracing taken out), tracing off (no endpoint), on at 100% and on at 10% sampling, exporting to a loopback sink
 // that drops what it gets. Goals (bench/README.md): off within noise of none; 10% at most 3% fewer
 // req/s than none. Services take turns round after round, so the machine's load moves them alike.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningProcess, root, startService } from '../support/harness.ts';
@@ -17,24 +17,46 @@ export interface TracingRow {
 const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
 
 /**
- * A built checkout without tracing: BENCH_UNTRACED_ROOT, or this repository as it was just before
- * the tracing packages came in, unpacked and built in a temporary folder (the other changes since
- * that commit are in the difference too: point BENCH_UNTRACED_ROOT at a build of this change's base to exclude them).
+ * The edits that take tracing out of this commit's request path and start-up: no span hooks in the
+ * request frame, no mixin in the logger, no set-up in the instance or the pod's primary. What
+ * stays loaded is @opentelemetry/api's no-op (used by jobs, the limiter's batches and tasks, none of
+ * which the measured routes run); the SDK is not loaded with tracing off either. Each edit must
+ * match exactly: a change to these lines fails the bench rather than measuring something else.
+ */
+const UNTRACED_EDITS: Array<[file: string, from: string, to: string]> = [
+  ['src/platform/http/requestFrame.ts', "import { type ServerSpan, traceRequests } from '../tracing/serverSpan.ts';", 'type ServerSpan = { sampledTraceId: string | undefined; end(route: string, status: number): void };'],
+  ['src/platform/http/requestFrame.ts', 'traceRequests(handleRequest) ?? handleRequest;', 'handleRequest;'],
+  ['src/platform/logging/logger.ts', "import { traceFields } from '../tracing/logFields.ts';\nimport { tracingConfigured } from '../tracing/setup.ts';\n", ''],
+  ['src/platform/logging/logger.ts', 'mixin: tracingConfigured() ? traceFields : undefined,', ''],
+  ['src/app/instance.ts', "import { flushTracing, startTracing } from '../platform/tracing/setup.ts';", 'const startTracing = async (_identity: unknown) => undefined;\nconst flushTracing = async () => undefined;'],
+  ['src/app/cluster.ts', "import { flushTracing, startTracing } from '../platform/tracing/setup.ts';", 'const startTracing = async (_identity: unknown) => undefined;\nconst flushTracing = async () => undefined;'],
+];
+
+/**
+ * A built checkout without tracing: BENCH_UNTRACED_ROOT, or this commit (HEAD) with UNTRACED_EDITS
+ * applied, unpacked and built in a temporary folder, so that "none" and "off" differ by tracing alone.
  */
 function untracedBuild(): { root: string; remove(): void } {
   const given = process.env.BENCH_UNTRACED_ROOT;
   if (given) {
     return { root: given, remove: () => undefined };
   }
-  const added = git('log', '--diff-filter=A', '--format=%H', '--', 'src/platform/tracing/tracer.ts').split('\n').at(-1)!;
   const folder = mkdtempSync(join(tmpdir(), 'backplane-untraced-'));
-  execFileSync('sh', ['-c', `git archive ${added}^ | tar -x -C ${folder}`], { cwd: root, stdio: 'inherit' });
+  execFileSync('sh', ['-c', `git archive HEAD | tar -x -C ${folder}`], { cwd: root, stdio: 'inherit' });
+  for (const [file, from, to] of UNTRACED_EDITS) {
+    const text = readFileSync(join(folder, file), 'utf8');
+    if (!text.includes(from)) {
+      rmSync(folder, { recursive: true, force: true });
+      throw new Error(`tracing rows: ${file} no longer has ${JSON.stringify(from)}; update UNTRACED_EDITS in bench/system/tracing.ts`);
+    }
+    writeFileSync(join(folder, file), text.replace(from, to));
+  }
   symlinkSync(join(root, 'node_modules'), join(folder, 'node_modules'));
   execFileSync(process.execPath, [join(folder, 'scripts', 'build.mjs')], { cwd: folder, stdio: 'inherit' });
   if (!existsSync(join(folder, 'dist', 'cli.js'))) {
     throw new Error(`the untraced build in ${folder} has no dist/cli.js`);
   }
-  console.log(`tracing rows: "none" is ${added.slice(0, 10)}^, built in ${folder}`);
+  console.log(`tracing rows: "none" is ${git('rev-parse', '--short', 'HEAD')} without tracing, built in ${folder}`);
   return { root: folder, remove: () => rmSync(folder, { recursive: true, force: true }) };
 }
 
