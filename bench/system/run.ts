@@ -14,6 +14,10 @@ import { startTracingRows, tracingRatios } from './tracing.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? '10');
 const rounds = Number(process.env.BENCH_ROUNDS ?? '1');
+// Every server answers this long of each load before the rounds, unrecorded: a first round used to
+// meet the service's code cold (2 instances' JIT) and bare Koa's warm within a second, and read
+// 10-25% below the later rounds (results/system-2026-11-26T145745.json).
+const warmUpSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? '3');
 const baseRoot = process.env.BENCH_BASE_ROOT;
 const database = await startDatabase();
 buildService();
@@ -40,10 +44,20 @@ async function measure(server: RunningProcess, name: string, options: Parameters
   return { ...result, cpuUsPerRequest: Number(((cpuMsBetween(before, treeCpu([pid]), pid) * 1000) / requests).toFixed(1)) };
 }
 
+/** Loads each server with each of its routes for warmUpSeconds, recording nothing. */
+async function warmUp(loads: Array<{ url: string; headers?: Record<string, string> }>): Promise<void> {
+  for (const options of loads) {
+    if (warmUpSeconds > 0) {
+      await load('warm-up', { ...options, duration: warmUpSeconds });
+    }
+  }
+}
+
 /** The tracing rows, each route in turn on the four services, the services' order reversed every other round. */
 async function measureTracing(auth: Record<string, string>, runs: Measured[]) {
   const started = await startTracingRows(database.url, env);
   try {
+    await warmUp(started.rows.flatMap((row) => [{ url: `${row.server.url}/readyz` }, { url: `${row.server.url}/ops/system`, headers: auth }]));
     const rates = new Map<string, number[]>();
     for (let round = 0; round < rounds; round += 1) {
       for (const row of round % 2 ? [...started.rows].reverse() : started.rows) {
@@ -70,6 +84,10 @@ async function measureTracing(auth: Record<string, string>, runs: Measured[]) {
 try {
   const auth = { Authorization: `Bearer ${token}` };
   const runs: Measured[] = [];
+  await warmUp([
+    { url: `${bare.url}/` },
+    ...[service, ...(base ? [base] : [])].flatMap((server) => [{ url: `${server.url}/readyz` }, { url: `${server.url}/ops/system`, headers: auth }]),
+  ]);
   for (let round = 0; round < rounds; round += 1) {
     runs.push(await measure(bare, 'bare koa route (2 workers)', { url: `${bare.url}/`, duration: seconds }));
     runs.push(await measure(service, 'GET /readyz (2 instances)', { url: `${service.url}/readyz`, duration: seconds }));
