@@ -127,6 +127,28 @@ test('an incoming X-Request-Id is kept, and its log line carries the trace id be
   t.is(line.trace_id, traceId);
 });
 
+test('a request its caller sampled out (traceparent flags 00) makes no span, of its own or of its statements, and its log line no trace id', async (t) => {
+  const traceId = hex(16);
+  const response = await send(cluster.url, {
+    path: '/auth/sign-in',
+    headers: { traceparent: `00-${traceId}-${hex(8)}-00` },
+    body: { email: EMAIL, password: 'not-the-password' },
+  });
+  t.is(response.status, 401);
+  const requestId = (response.body as { request_id: string }).request_id;
+  t.not(requestId, traceId);
+  // Each instance exports its spans in the order they end: once a later request's span has come
+  // from both instances, anything the sampled-out one made would have come too.
+  const instances = new Set<string>();
+  for (let tries = 0; tries < 40 && instances.size < 2; tries += 1) {
+    instances.add(String((await tracedSignIn()).server.resource['service.instance.id']));
+  }
+  t.is(instances.size, 2);
+  t.false(receiver.spans().some((span) => span.traceId === traceId));
+  const line = await waitFor(async () => logLines().find((each) => each.request_id === requestId), 10_000, 'the access log line');
+  t.is(line.trace_id, undefined);
+});
+
 test("the primary's spans arrive: its start-up migration, with its statements", async (t) => {
   const spans = await receiver.waitForSpans((received) => received.some((span) => span.name === 'migrate'), 'the migrate span');
   const migrate = spans.find((span) => span.name === 'migrate')!;

@@ -84,7 +84,8 @@ export async function loadTracing(identity: TracingIdentity & { pod: string }): 
           span.updateName(name);
         },
       }),
-      new UndiciInstrumentation(),
+      // Like statements: a call outside a sampled request or job (one sampled out runs without a span) makes no trace of its own.
+      new UndiciInstrumentation({ requireParentforSpans: true }),
       // Outgoing node:http(s) only (the RFC 7009 revocation client): server spans are the request frame's.
       new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, requireParentforOutgoingSpans: true }),
     ],
