@@ -11,12 +11,13 @@ if (!name || !available.includes(name)) {
   console.error(`usage: npm run bench -- <${available.join('|')}>`);
   process.exit(2);
 }
-// BENCH_NODE=24: the whole benchmark (the service, its baselines, autocannon) on the Node LTS users
-// run, rather than this machine's Node 20: the runtimes price a request differently (bench/README.md).
-if (process.env.BENCH_NODE === '24' && !process.version.startsWith('v24.')) {
-  const { nodeLtsBinary } = (await import(join(dir, '..', 'scripts', 'postgresVersions.mjs'))) as { nodeLtsBinary(): string };
+// BENCH_NODE=24 (or 22, 26): the whole benchmark (the service, its baselines, autocannon) on a Node
+// users run, rather than this machine's Node 20: the runtimes price a request differently (bench/README.md).
+const wanted = process.env.BENCH_NODE;
+if (wanted && !process.version.startsWith(`v${wanted}.`)) {
+  const { nodeBinary } = (await import(join(dir, '..', 'scripts', 'postgresVersions.mjs'))) as { nodeBinary(major: string): string };
   const { spawnSync } = await import('node:child_process');
-  const ran = spawnSync(nodeLtsBinary(), [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  const ran = spawnSync(nodeBinary(wanted), [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
   process.exit(ran.status ?? 1);
 }
 // BENCH_SCENARIOS=scale: the limiter at one offered load over 2 to 16 instances (bench/ratelimit/scale.ts);

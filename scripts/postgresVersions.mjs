@@ -19,6 +19,21 @@ export function nodeLtsBinary() {
   return join(install('node24', `node@${NODE_LTS}`), 'node_modules', 'node', 'bin', 'node');
 }
 
+/** The other majors users run, for `BENCH_NODE=22` or `=26` (benchmarks only; the compatibility run uses NODE_LTS). */
+export const NODE_OTHERS = { 22: '22.23.3', 26: '26.10.0' };
+
+/** The binary of Node `major` (22, 24 or 26) from npm's `node` package, installed on first use. */
+export function nodeBinary(major) {
+  if (String(major) === NODE_LTS.split('.')[0]) {
+    return nodeLtsBinary();
+  }
+  const version = NODE_OTHERS[major];
+  if (!version) {
+    throw new Error(`no Node ${major} is known here: ${[NODE_LTS, ...Object.values(NODE_OTHERS)].join(', ')}`);
+  }
+  return join(install(`node${major}`, `node@${version}`), 'node_modules', 'node', 'bin', 'node');
+}
+
 export function run(command, args, options = {}) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
   if (result.status !== 0) {
