@@ -14,24 +14,21 @@ export const POSTGRES = { 14: '14.23.0-beta.17', 15: '15.18.0-beta.17', 16: '16.
 /** The newer Node LTS the compatibility run and `BENCH_NODE=24` benchmarks use, from npm's `node` package. */
 export const NODE_LTS = '24.21.0';
 
-/** The path of that Node's binary, installed on first use. */
-export function nodeLtsBinary() {
-  return join(install('node24', `node@${NODE_LTS}`), 'node_modules', 'node', 'bin', 'node');
-}
+/** The Node of each major users run, from npm's `node` package: `BENCH_NODE=22|24|26` benchmarks; the compatibility run uses NODE_LTS. */
+const NODE_VERSIONS = { 22: '22.23.3', 24: NODE_LTS, 26: '26.10.0' };
 
-/** The other majors users run, for `BENCH_NODE=22` or `=26` (benchmarks only; the compatibility run uses NODE_LTS). */
-export const NODE_OTHERS = { 22: '22.23.3', 26: '26.10.0' };
-
-/** The binary of Node `major` (22, 24 or 26) from npm's `node` package, installed on first use. */
+/** The binary of Node `major` (22, 24 or 26), installed on first use. */
 export function nodeBinary(major) {
-  if (String(major) === NODE_LTS.split('.')[0]) {
-    return nodeLtsBinary();
-  }
-  const version = NODE_OTHERS[major];
+  const version = NODE_VERSIONS[major];
   if (!version) {
-    throw new Error(`no Node ${major} is known here: ${[NODE_LTS, ...Object.values(NODE_OTHERS)].join(', ')}`);
+    throw new Error(`no Node ${major} is known here: ${Object.values(NODE_VERSIONS).join(', ')}`);
   }
   return join(install(`node${major}`, `node@${version}`), 'node_modules', 'node', 'bin', 'node');
+}
+
+/** The path of the NODE_LTS binary. */
+export function nodeLtsBinary() {
+  return nodeBinary(NODE_LTS.split('.')[0]);
 }
 
 export function run(command, args, options = {}) {

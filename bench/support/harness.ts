@@ -152,6 +152,9 @@ export function printTable(results: LoadResult[]): void {
   rows.forEach((row) => console.log(line(row)));
 }
 
+/** The middle value (the upper of the two middle ones for an even count). */
+export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 export function writeResults(name: string, data: unknown): string {
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });
   const file = join(root, 'bench', 'results', `${name}-${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { cpuMsBetween, treeCpu } from '../ratelimit/cpu.ts';
-import { buildService, root, startScript } from '../support/harness.ts';
+import { buildService, median, root, startScript } from '../support/harness.ts';
 
 buildService();
 
@@ -35,7 +35,6 @@ try {
     await server.stop();
   }
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const bare = figures.get('bare koa')!;
 for (const [name, runs] of figures) {
   const ratios = runs.map((run, round) => Number((run.rate / bare[round]!.rate).toFixed(2)));

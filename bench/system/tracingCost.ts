@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type * as Setup from '../../src/platform/tracing/setup.ts';
 import type * as ServerSpan from '../../src/platform/tracing/serverSpan.ts';
 import type * as Tracer from '../../src/platform/tracing/tracer.ts';
-import { buildService, root, writeResults } from '../support/harness.ts';
+import { buildService, median, root, writeResults } from '../support/harness.ts';
 import { startOtlpSink } from '../support/otlpSink.ts';
 
 interface Setting {
@@ -53,21 +53,18 @@ async function child(): Promise<void> {
       tracer.startSpan('select accounts', { attributes: { 'db.system': 'postgresql', 'db.query.summary': 'select accounts' } }).end();
     }
   };
+  const statements = () => {
+    for (let index = 0; index < children; index += 1) {
+      statement();
+    }
+  };
   const oneRequest = traced
     ? () => {
         const span = startServerSpan(request, 'GET');
-        span.run(() => {
-          for (let index = 0; index < children; index += 1) {
-            statement();
-          }
-        });
+        span.run(statements);
         span.end('/ops/system', 200);
       }
-    : () => {
-        for (let index = 0; index < children; index += 1) {
-          statement();
-        }
-      };
+    : statements;
   const perTick = rate / 100;
   const loop = async (ms: number) => {
     const until = performance.now() + ms;
@@ -114,7 +111,6 @@ async function parent(): Promise<void> {
       spawned.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
       spawned.on('exit', (code) => (code === 0 ? resolve(Number(out.trim())) : reject(new Error(`${setting.name}: exit ${code}`))));
     });
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const results: Array<{ statement_spans: number; us_over_none: Record<string, number>; rounds: Record<string, number[]> }> = [];
   try {
     for (const children of childSpans) {
