@@ -88,6 +88,8 @@ test('a request with a traceparent: a server span named by its route continues t
   t.is(server.traceState, 'vendor=opaque');
   t.is(server.attributes['http.route'], '/auth/sign-in');
   t.is(server.attributes['http.request.method'], 'POST');
+  t.is(server.attributes['url.scheme'], 'http');
+  t.is(server.attributes['network.protocol.version'], '1.1');
   t.is(server.attributes['http.response.status_code'], 401);
   const statements = trace.filter((span) => span.attributes['db.system'] === 'postgresql');
   t.true(statements.length >= 1);

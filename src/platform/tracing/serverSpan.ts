@@ -15,32 +15,38 @@ export interface ServerSpan {
 }
 
 /**
+ * A request sampled out runs without a span context (ADR 0130, amended): entering one cost every
+ * request an AsyncLocalStorage run and every promise below it a propagation, for spans the
+ * parent-based sampler would drop. Its statements and calls make none (requireParent* options),
+ * and its span, which records nothing, is neither named nor ended.
+ */
+const SAMPLED_OUT: ServerSpan = { sampledTraceId: undefined, run: (work) => work(), end: () => undefined };
+
+/**
  * Starts the server span of a request, continuing the trace of an incoming traceparent (through
  * the propagators of OTEL_PROPAGATORS). Only the method, the route pattern, the scheme, the
  * protocol and the status are recorded: never the path's values, the query, a header or a body.
  */
 export function startServerSpan(req: IncomingMessage, method: string): ServerSpan {
-  const parent = propagation.extract(context.active(), req.headers);
-  const span: Span = tracer.startSpan(
-    method,
-    {
-      kind: SpanKind.SERVER,
-      attributes: {
-        'http.request.method': method,
-        'url.scheme': 'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http',
-        'network.protocol.version': req.httpVersion,
-      },
-    },
-    parent,
-  );
+  const active = context.active();
+  // Only tracecontext and baggage are supported (propagatorsFromEnv): without either header there is nothing to extract.
+  const parent = req.headers.traceparent === undefined && req.headers.baggage === undefined ? active : propagation.extract(active, req.headers);
+  // No attributes at the start: the samplers OTEL_TRACES_SAMPLER names decide on the trace id alone,
+  // and a request sampled out (most of them) then builds none (bench/README.md, issue 34).
+  const span: Span = tracer.startSpan(method, { kind: SpanKind.SERVER }, parent);
+  if (!span.isRecording()) {
+    return SAMPLED_OUT;
+  }
+  span.setAttributes({
+    'http.request.method': method,
+    'url.scheme': 'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http',
+    'network.protocol.version': req.httpVersion,
+  });
   const spanContext = span.spanContext();
   const sampled = (spanContext.traceFlags & TraceFlags.SAMPLED) !== 0;
   return {
     sampledTraceId: sampled ? spanContext.traceId : undefined,
-    // A request sampled out runs without a span context (ADR 0130, amended): entering one cost every
-    // request an AsyncLocalStorage run and every promise below it a propagation, for spans the
-    // parent-based sampler would drop. Its statements and calls make none (requireParent* options).
-    run: sampled ? (work) => context.with(trace.setSpan(parent, span), work) : (work) => work(),
+    run: (work) => context.with(trace.setSpan(parent, span), work),
     end(route, status) {
       span.updateName(`${method} ${route}`);
       span.setAttribute('http.route', route);
