@@ -3,21 +3,38 @@
 // too; servers take turns round after round (BENCH_ROUNDS=5 of BENCH_SECONDS=4, 20 connections),
 // reporting req/s and the server's CPU per request. It builds this checkout (dist/, as the service
 // runs); BENCH_BASE_ROOT must be built already. No database: it runs in about two minutes.
+// BENCH_TRACING=1 adds the stack with tracing on at 0%, 10% and 100% sampling, exporting to a loopback
+// sink (issue 34): at saturation, one process, tracing's cost reads against the stack without it.
 // node --import tsx bench/system/stack.ts
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { cpuMsBetween, treeCpu } from '../ratelimit/cpu.ts';
 import { buildService, median, root, startScript } from '../support/harness.ts';
+import { startOtlpSink } from '../support/otlpSink.ts';
 
 buildService();
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? '5');
 const seconds = Number(process.env.BENCH_SECONDS ?? '4');
 const base = process.env.BENCH_BASE_ROOT;
+const sink = process.env.BENCH_TRACING === '1' ? await startOtlpSink() : undefined;
+const stackServer = join(root, 'bench', 'system', 'stackServer.ts');
+// No OTEL_* variable of the bench's own environment reaches a row that does not set its own.
+const untraced = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' };
+const traced = (sampler: string) => ({ ...untraced, OTEL_EXPORTER_OTLP_ENDPOINT: sink!.url, OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: '0.1' });
 const servers = [
   { name: 'bare koa', server: await startScript(join(root, 'bench', 'system', 'bareServer.ts'), { BENCH_WORKERS: '1' }, '/') },
-  { name: 'stack', server: await startScript(join(root, 'bench', 'system', 'stackServer.ts'), {}, '/readyz') },
-  ...(base ? [{ name: 'stack (base)', server: await startScript(join(root, 'bench', 'system', 'stackServer.ts'), { BENCH_STACK_ROOT: base }, '/readyz') }] : []),
+  { name: 'stack', server: await startScript(stackServer, untraced, '/readyz') },
+  ...(base ? [{ name: 'stack (base)', server: await startScript(stackServer, { ...untraced, BENCH_STACK_ROOT: base }, '/readyz') }] : []),
+  ...(sink
+    ? [
+        // The same untraced stack again: the noise floor the tracing rows read against.
+        { name: 'stack (again)', server: await startScript(stackServer, untraced, '/readyz') },
+        { name: 'stack, tracing 0%', server: await startScript(stackServer, traced('parentbased_always_off'), '/readyz') },
+        { name: 'stack, tracing 10%', server: await startScript(stackServer, traced('parentbased_traceidratio'), '/readyz') },
+        { name: 'stack, tracing 100%', server: await startScript(stackServer, traced('parentbased_always_on'), '/readyz') },
+      ]
+    : []),
 ];
 const figures = new Map<string, Array<{ rate: number; cpuUs: number }>>();
 try {
@@ -34,9 +51,21 @@ try {
   for (const { server } of servers) {
     await server.stop();
   }
+  await sink?.close();
 }
 const bare = figures.get('bare koa')!;
 for (const [name, runs] of figures) {
   const ratios = runs.map((run, round) => Number((run.rate / bare[round]!.rate).toFixed(2)));
   console.log(`${name}: median ${Math.round(median(runs.map((r) => r.rate)))} req/s, ${median(runs.map((r) => r.cpuUs)).toFixed(1)} µs CPU per request; req/s vs bare by round ${ratios.join(' ')} (median ${median(ratios)})`);
+}
+if (sink) {
+  // Tracing's cost against the same stack without it, round by round: req/s lost and CPU per request added.
+  const stack = figures.get('stack')!;
+  for (const name of ['stack (again)', 'stack, tracing 0%', 'stack, tracing 10%', 'stack, tracing 100%']) {
+    const runs = figures.get(name)!;
+    const rates = runs.map((run, round) => run.rate / stack[round]!.rate);
+    const cpu = runs.map((run, round) => run.cpuUs / stack[round]!.cpuUs);
+    console.log(`${name} against stack: req/s ${median(rates).toFixed(3)} (by round ${rates.map((r) => r.toFixed(2)).join(' ')}), CPU per request ${median(cpu).toFixed(3)} (by round ${cpu.map((r) => r.toFixed(2)).join(' ')})`);
+  }
+  console.log(`exported: ${JSON.stringify(sink.received())}`);
 }

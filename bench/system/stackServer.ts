@@ -11,6 +11,8 @@ import type * as Connections from '../../src/platform/http/connections.ts';
 import type * as Route from '../../src/platform/http/route.ts';
 import type * as Metrics from '../../src/platform/metrics/registry.ts';
 import type * as Deadline from '../../src/platform/db/deadline.ts';
+import type * as LogFields from '../../src/platform/tracing/logFields.ts';
+import type * as Setup from '../../src/platform/tracing/setup.ts';
 
 // The build, as the service runs it: through tsx every named closure made per request paid
 // esbuild's __name (a defineProperty), which made validation look seven times its cost.
@@ -20,6 +22,15 @@ const { trackConnections } = (await import(join(root, 'dist/platform/http/connec
 const { bindRoutes, defineRoute, reply } = (await import(join(root, 'dist/platform/http/route.js'))) as typeof Route;
 const { createHttpMetrics } = (await import(join(root, 'dist/platform/metrics/registry.js'))) as typeof Metrics;
 const { withDatabaseDeadline } = (await import(join(root, 'dist/platform/db/deadline.js'))) as typeof Deadline;
+
+// With OTEL_EXPORTER_OTLP_ENDPOINT set (stack.ts's BENCH_TRACING rows), as an instance starts:
+// the SDK registered before the request frame is built, and the logger's trace mixin.
+let mixin: (() => Record<string, string>) | undefined;
+if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
+  const { startTracing } = (await import(join(root, 'dist/platform/tracing/setup.js'))) as typeof Setup;
+  mixin = ((await import(join(root, 'dist/platform/tracing/logFields.js'))) as typeof LogFields).traceFields;
+  await startTracing({ role: 'instance', instanceId: 'bench' });
+}
 
 // As in an instance: the readiness probe's deadline has enabled the AsyncLocalStorage.
 await withDatabaseDeadline(1_000, async () => undefined);
@@ -37,7 +48,7 @@ const readyz = defineRoute({
   handler: async () => reply({ status: 'ok' }, { headers: { 'Cache-Control': 'no-store' } }),
 });
 const server = createHttpServer({
-  logger: pino({ level: 'info' }, pino.destination('/dev/null')),
+  logger: pino({ level: 'info', mixin }, pino.destination('/dev/null')),
   routes: bindRoutes([...others, readyz], undefined),
   guard: { authenticate: async () => ({ kind: 'account', id: 'a', label: 'a', methods: [] }) as never, authorize: () => undefined },
   statuses: [],

@@ -8,9 +8,17 @@
 // turns, round after round; the figure is the process's CPU per request minus that of the same
 // loop with no tracing code loaded. BENCH_ROUNDS=3, BENCH_SECONDS=8, BENCH_RATE=5000 requests a
 // second, BENCH_CHILD_SPANS=0,3 (statement spans per sampled request: /readyz makes none).
+// BENCH_PACE=saturated runs the requests back to back instead, one event-loop turn each, as a
+// saturated instance does: on this 2-core VM every wake-up of a steady loop runs its code cold (a
+// loop doing nothing costs 250 µs a wake-up), which inflates any code's cost several times over,
+// while the service's own cost per request, the figure's denominator, is read saturated.
+// BENCH_PACE=tight times the sampled-out request alone (0% settings, no statement spans): calls
+// back to back with no yield, the least noisy figure this machine gives for the per-request frame.
+// BENCH_BASE_ROOT=<another built checkout> adds its 0% and 10% settings, for a before and after.
 // node --import tsx bench/system/tracingCost.ts
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import type * as Deadline from '../../src/platform/db/deadline.ts';
 import type * as Setup from '../../src/platform/tracing/setup.ts';
 import type * as ServerSpan from '../../src/platform/tracing/serverSpan.ts';
 import type * as Tracer from '../../src/platform/tracing/tracer.ts';
@@ -26,6 +34,10 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? '3');
 const seconds = Number(process.env.BENCH_SECONDS ?? '8');
 const rate = Number(process.env.BENCH_RATE ?? '5000');
 const childSpans = (process.env.BENCH_CHILD_SPANS ?? '0,3').split(',').map(Number);
+const pace = process.env.BENCH_PACE ?? 'steady';
+const saturated = pace === 'saturated';
+const tight = pace === 'tight';
+const baseRoot = process.env.BENCH_BASE_ROOT;
 
 if (process.env.TRACING_COST_CHILD) {
   await child();
@@ -37,12 +49,23 @@ if (process.env.TRACING_COST_CHILD) {
 async function child(): Promise<void> {
   const children = Number(process.env.TRACING_COST_CHILD_SPANS);
   const traced = process.env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined;
-  const { startTracing, flushTracing } = (await import(join(root, 'dist/platform/tracing/setup.js'))) as typeof Setup;
-  const { startServerSpan } = (await import(join(root, 'dist/platform/tracing/serverSpan.js'))) as typeof ServerSpan;
-  const { tracer } = (await import(join(root, 'dist/platform/tracing/tracer.js'))) as typeof Tracer;
-  const { trace } = await import('@opentelemetry/api');
+  const from = process.env.TRACING_COST_ROOT ?? root;
+  const { startTracing, flushTracing } = (await import(join(from, 'dist/platform/tracing/setup.js'))) as typeof Setup;
+  const { startServerSpan } = (await import(join(from, 'dist/platform/tracing/serverSpan.js'))) as typeof ServerSpan;
+  const { tracer } = (await import(join(from, 'dist/platform/tracing/tracer.js'))) as typeof Tracer;
+  const { DiagLogLevel, diag, trace } = await import('@opentelemetry/api');
+  // As in an instance, in every setting: the readiness probe's deadline has enabled an
+  // AsyncLocalStorage, so promise hooks are on before tracing's own context manager runs. Without
+  // it the first sampled span's context would turn them on for the loop's every promise, and 1%
+  // sampling would read as costing 3 µs a request that no instance pays.
+  const { withDatabaseDeadline } = (await import(join(from, 'dist/platform/db/deadline.js'))) as typeof Deadline;
+  await withDatabaseDeadline(1_000, async () => undefined);
   if (traced) {
     await startTracing({ role: 'instance', instanceId: 'bench' });
+    // A span the full queue dropped is one this setting did not pay to export: say so beside the figure.
+    const warn = (message: string) => /Dropped \d+ spans/.test(message) && process.stderr.write(`${process.env.OTEL_TRACES_SAMPLER}: ${message}\n`);
+    const quiet = () => undefined;
+    diag.setLogger({ error: quiet, warn, info: quiet, debug: quiet, verbose: quiet }, DiagLogLevel.WARN);
   }
   // As an incoming request looks to the span: headers without a traceparent, a plain socket.
   const request = { headers: { host: '127.0.0.1', 'user-agent': 'autocannon', accept: '*/*' }, socket: {}, httpVersion: '1.1' } as never;
@@ -66,7 +89,19 @@ async function child(): Promise<void> {
       }
     : statements;
   const perTick = rate / 100;
-  const loop = async (ms: number) => {
+  const backToBack = async (ms: number) => {
+    const until = performance.now() + ms;
+    let requests = 0;
+    while (performance.now() < until) {
+      for (let index = 0; index < 100; index += 1) {
+        oneRequest();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      requests += 100;
+    }
+    return requests;
+  };
+  const steady = async (ms: number) => {
     const until = performance.now() + ms;
     let requests = 0;
     while (performance.now() < until) {
@@ -78,6 +113,18 @@ async function child(): Promise<void> {
     }
     return requests;
   };
+  const noYield = async (ms: number) => {
+    const until = performance.now() + ms;
+    let requests = 0;
+    while (performance.now() < until) {
+      for (let index = 0; index < 10_000; index += 1) {
+        oneRequest();
+      }
+      requests += 10_000;
+    }
+    return requests;
+  };
+  const loop = tight ? noYield : saturated ? backToBack : steady;
   await loop(2_000);
   await flushTracing(10_000);
   const before = process.cpuUsage();
@@ -98,7 +145,17 @@ async function parent(): Promise<void> {
     { name: 'on, 0% (every request sampled out)', env: { ...on, OTEL_TRACES_SAMPLER: 'parentbased_always_off' } },
     { name: 'on, 10%', env: { ...on, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } },
     { name: 'on, 100%', env: { ...on, OTEL_TRACES_SAMPLER: 'parentbased_always_on' } },
+    ...(baseRoot
+      ? [
+          { name: 'base: on, 0%', env: { ...on, OTEL_TRACES_SAMPLER: 'parentbased_always_off', TRACING_COST_ROOT: baseRoot } },
+          { name: 'base: on, 10%', env: { ...on, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1', TRACING_COST_ROOT: baseRoot } },
+        ]
+      : []),
   ];
+  if (tight) {
+    // Sampled spans would pile up unexported in a loop that never yields.
+    settings.splice(0, settings.length, ...settings.filter((setting) => setting.env.OTEL_TRACES_SAMPLER === undefined || setting.env.OTEL_TRACES_SAMPLER === 'parentbased_always_off'));
+  }
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
   const run = (setting: Setting, children: number) =>
     new Promise<number>((resolve, reject) => {
@@ -121,7 +178,7 @@ async function parent(): Promise<void> {
         }
       }
       const none = median(figures.get(settings[0]!.name)!);
-      console.log(`\n${children} statement span(s) per sampled request, ${rate} requests a second, ${rounds} rounds of ${seconds} s:`);
+      console.log(`\n${children} statement span(s) per sampled request, ${tight ? 'back to back, never yielding' : saturated ? 'back to back' : `${rate} requests a second`}, ${rounds} rounds of ${seconds} s:`);
       for (const [name, values] of figures) {
         console.log(`  ${name.padEnd(36)} ${(median(values) - none).toFixed(2).padStart(6)} µs CPU per request over none (rounds: ${values.map((value) => value.toFixed(2)).join(' ')})`);
       }
@@ -132,7 +189,7 @@ async function parent(): Promise<void> {
       });
     }
     console.log(`\nexported: ${JSON.stringify(sink.received())}`);
-    console.log(`written: ${writeResults('tracing-cost', { when: new Date().toISOString(), rate, rounds, seconds, results, exported: sink.received() })}`);
+    console.log(`written: ${writeResults('tracing-cost', { when: new Date().toISOString(), pace: pace === 'steady' ? rate : pace, base: baseRoot, rounds, seconds, results, exported: sink.received() })}`);
   } finally {
     await sink.close();
   }
