@@ -22,6 +22,9 @@ export interface ServerSpan {
  */
 const SAMPLED_OUT: ServerSpan = { sampledTraceId: undefined, run: (work) => work(), end: () => undefined };
 
+/** The headers the registered propagators read (OTEL_PROPAGATORS), asked at the first request: tracing has started by then. */
+let propagatorFields: readonly string[] | undefined;
+
 /**
  * Starts the server span of a request, continuing the trace of an incoming traceparent (through
  * the propagators of OTEL_PROPAGATORS). Only the method, the route pattern, the scheme, the
@@ -29,8 +32,9 @@ const SAMPLED_OUT: ServerSpan = { sampledTraceId: undefined, run: (work) => work
  */
 export function startServerSpan(req: IncomingMessage, method: string): ServerSpan {
   const active = context.active();
-  // Only tracecontext and baggage are supported (propagatorsFromEnv): without either header there is nothing to extract.
-  const parent = req.headers.traceparent === undefined && req.headers.baggage === undefined ? active : propagation.extract(active, req.headers);
+  // A request without any header the propagators read has nothing to extract.
+  propagatorFields ??= propagation.fields();
+  const parent = propagatorFields.some((field) => req.headers[field] !== undefined) ? propagation.extract(active, req.headers) : active;
   // No attributes at the start: the samplers OTEL_TRACES_SAMPLER names decide on the trace id alone,
   // and a request sampled out (most of them) then builds none (bench/README.md, issue 34).
   const span: Span = tracer.startSpan(method, { kind: SpanKind.SERVER }, parent);
