@@ -26,11 +26,11 @@ test('two generators do not hand out the same ids (each draws its own random poo
   t.not(one.generateTraceId(), other.generateTraceId());
 });
 
-test('spans are exported in batches of 128 unless OTEL_BSP_MAX_EXPORT_BATCH_SIZE says otherwise', (t) => {
+test('spans are exported in batches of 256 unless OTEL_BSP_MAX_EXPORT_BATCH_SIZE says otherwise', (t) => {
   const before = process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE;
   try {
     delete process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE;
-    t.is(exportBatchSize(), 128);
+    t.is(exportBatchSize(), 256);
     // Set: the SDK reads the variable itself (undefined leaves the option to it).
     process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE = '512';
     t.is(exportBatchSize(), undefined);

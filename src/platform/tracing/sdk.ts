@@ -33,8 +33,8 @@ export function propagatorsFromEnv(): TextMapPropagator | null {
   return new CompositePropagator({ propagators });
 }
 
-/** The OTLP/HTTP exporter of OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL; it reads the endpoint variables itself. */
-async function exporterFromEnv(): Promise<SpanExporter> {
+/** The OTLP/HTTP exporter of OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL; it reads the endpoint variables itself (exported for bench/system/exportCost.ts). */
+export async function exporterFromEnv(): Promise<SpanExporter> {
   const protocol = process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? process.env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
   if (protocol === 'http/json') {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
@@ -48,12 +48,13 @@ async function exporterFromEnv(): Promise<SpanExporter> {
 }
 
 /**
- * OTEL_BSP_MAX_EXPORT_BATCH_SIZE, else 128 rather than the SDK's 512: a batch is serialized inside
- * the `span.end` that fills it, on the request path, and 512 spans held the event loop for 12-15 ms
- * on the bench machine; 128 hold it about a quarter as long, for the same spans sent (bench/README.md).
+ * OTEL_BSP_MAX_EXPORT_BATCH_SIZE, else 256 rather than the SDK's 512: a batch is serialized inside
+ * the `span.end` that fills it, on the request path (512 spans held the event loop about 5 ms on the
+ * bench machine, 256 about 2.6), while each export also pays a fixed cost for its HTTP request:
+ * 256 cost a span 16 µs of CPU where 128 cost it 24 (bench/system/exportCost.ts, bench/README.md).
  */
 export function exportBatchSize(): number | undefined {
-  return process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE ? undefined : 128;
+  return process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE ? undefined : 256;
 }
 
 /**
