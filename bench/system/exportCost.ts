@@ -36,14 +36,11 @@ if (process.env.EXPORT_COST_CHILD) {
 }
 
 async function child(): Promise<void> {
-  const { exporterFromEnv } = (await import(join(root, 'dist/platform/tracing/sdk.js'))) as typeof Sdk;
+  const { exporterFromEnv, tracingResource } = (await import(join(root, 'dist/platform/tracing/sdk.js'))) as typeof Sdk;
   const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
-  const { defaultResource, resourceFromAttributes } = await import('@opentelemetry/resources');
   const { SpanKind } = await import('@opentelemetry/api');
-  // The resource and span an instance makes (sdk.ts, serverSpan.ts): the bytes on the wire are theirs.
-  const resource = defaultResource().merge(
-    resourceFromAttributes({ 'service.name': 'backplane', 'k8s.pod.name': 'bench-pod', 'backplane.role': 'instance', 'service.instance.id': 'bench' }),
-  );
+  // The resource an instance's spans carry and the attributes its server span records (serverSpan.ts): the bytes on the wire are theirs.
+  const resource = tracingResource({ role: 'instance', instanceId: 'bench', pod: 'bench-pod' });
   const memory = new InMemorySpanExporter();
   const tracer = new BasicTracerProvider({ resource, spanProcessors: [new SimpleSpanProcessor(memory)] }).getTracer('backplane');
   for (let index = 0; index < Math.max(...sizes); index += 1) {

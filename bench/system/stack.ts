@@ -28,25 +28,28 @@ const stackServer = join(root, 'bench', 'system', 'stackServer.ts');
 // No OTEL_* variable of the bench's own environment reaches a row that does not set its own.
 const untraced = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' };
 const traced = (sampler: string) => ({ ...untraced, OTEL_EXPORTER_OTLP_ENDPOINT: sink!.url, OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: '0.1' });
-const rows: Array<{ name: string; script: string; env: Record<string, string>; path: string }> = [
+type Row = { name: string; script: string; env: Record<string, string>; path: string };
+// Read against the untraced stack, round by round (BENCH_TRACING=1).
+const tracingRows: Row[] = sink
+  ? [
+      // The same untraced stack again: the noise floor the tracing rows read against.
+      { name: 'stack (again)', script: stackServer, env: untraced, path: '/readyz' },
+      { name: 'stack, tracing 0%', script: stackServer, env: traced('parentbased_always_off'), path: '/readyz' },
+      { name: 'stack, tracing 10%', script: stackServer, env: traced('parentbased_traceidratio'), path: '/readyz' },
+      { name: 'stack, tracing 100%', script: stackServer, env: traced('parentbased_always_on'), path: '/readyz' },
+      ...batchSizes.map((size) => ({
+        name: `stack, tracing 10%, batches of ${size}`,
+        script: stackServer,
+        env: { ...traced('parentbased_traceidratio'), OTEL_BSP_MAX_EXPORT_BATCH_SIZE: size },
+        path: '/readyz',
+      })),
+    ]
+  : [];
+const rows: Row[] = [
   { name: 'bare koa', script: join(root, 'bench', 'system', 'bareServer.ts'), env: { BENCH_WORKERS: '1' }, path: '/' },
   { name: 'stack', script: stackServer, env: untraced, path: '/readyz' },
   ...(base ? [{ name: 'stack (base)', script: stackServer, env: { ...untraced, BENCH_STACK_ROOT: base }, path: '/readyz' }] : []),
-  ...(sink
-    ? [
-        // The same untraced stack again: the noise floor the tracing rows read against.
-        { name: 'stack (again)', script: stackServer, env: untraced, path: '/readyz' },
-        { name: 'stack, tracing 0%', script: stackServer, env: traced('parentbased_always_off'), path: '/readyz' },
-        { name: 'stack, tracing 10%', script: stackServer, env: traced('parentbased_traceidratio'), path: '/readyz' },
-        { name: 'stack, tracing 100%', script: stackServer, env: traced('parentbased_always_on'), path: '/readyz' },
-        ...batchSizes.map((size) => ({
-          name: `stack, tracing 10%, batches of ${size}`,
-          script: stackServer,
-          env: { ...traced('parentbased_traceidratio'), OTEL_BSP_MAX_EXPORT_BATCH_SIZE: size },
-          path: '/readyz',
-        })),
-      ]
-    : []),
+  ...tracingRows,
 ];
 const servers: Array<{ name: string; path: string; server: Awaited<ReturnType<typeof startScript>> }> = [];
 for (let copy = 0; copy < processes; copy += 1) {
@@ -85,7 +88,7 @@ for (const [name, runs] of figures) {
 if (sink) {
   // Tracing's cost against the same stack without it, round by round: req/s lost and CPU per request added.
   const stack = figures.get('stack')!;
-  for (const name of [...figures.keys()].filter((row) => !['bare koa', 'stack', 'stack (base)'].includes(row))) {
+  for (const { name } of tracingRows) {
     const runs = figures.get(name)!;
     const rates = runs.map((run, round) => run.rate / stack[round]!.rate);
     const cpu = runs.map((run, round) => run.cpuUs / stack[round]!.cpuUs);

@@ -6,7 +6,7 @@ import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
-import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { type Resource, defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { PooledIdGenerator } from './ids.ts';
@@ -57,13 +57,9 @@ export function exportBatchSize(): number | undefined {
   return process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE ? undefined : 256;
 }
 
-/**
- * Registers the SDK for this thread: resource (service, instance, pod, role, then
- * OTEL_RESOURCE_ATTRIBUTES), sampler from OTEL_TRACES_SAMPLER (the SDK reads it), batched OTLP
- * export, W3C propagation, and statement and fetch spans.
- */
-export async function loadTracing(identity: TracingIdentity & { pod: string }): Promise<Tracing> {
-  const resource = defaultResource()
+/** What every span of this thread is from: service, pod, role and instance, then OTEL_RESOURCE_ATTRIBUTES. */
+export function tracingResource(identity: TracingIdentity & { pod: string }): Resource {
+  return defaultResource()
     .merge(
       resourceFromAttributes({
         'service.name': 'backplane',
@@ -73,8 +69,15 @@ export async function loadTracing(identity: TracingIdentity & { pod: string }): 
       }),
     )
     .merge(detectResources({ detectors: [envDetector] }));
+}
+
+/**
+ * Registers the SDK for this thread: resource (tracingResource), sampler from OTEL_TRACES_SAMPLER
+ * (the SDK reads it), batched OTLP export, W3C propagation, and statement and fetch spans.
+ */
+export async function loadTracing(identity: TracingIdentity & { pod: string }): Promise<Tracing> {
   const provider = new NodeTracerProvider({
-    resource,
+    resource: tracingResource(identity),
     idGenerator: new PooledIdGenerator(),
     spanProcessors: [new BatchSpanProcessor(await exporterFromEnv(), { maxExportBatchSize: exportBatchSize() })],
   });
