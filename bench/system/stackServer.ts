@@ -24,11 +24,13 @@ const { createHttpMetrics } = (await import(join(root, 'dist/platform/metrics/re
 const { withDatabaseDeadline } = (await import(join(root, 'dist/platform/db/deadline.js'))) as typeof Deadline;
 
 // With OTEL_EXPORTER_OTLP_ENDPOINT set (stack.ts's BENCH_TRACING rows), as an instance starts:
-// the SDK registered before the request frame is built, and the logger's trace mixin.
-let mixin: (() => Record<string, string>) | undefined;
+// the SDK registered before the request frame is built, and the logger's trace options (its mixin).
+let traceLogOptions: Partial<typeof LogFields.traceLogOptions> = {};
 if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
   const { startTracing } = (await import(join(root, 'dist/platform/tracing/setup.js'))) as typeof Setup;
-  mixin = ((await import(join(root, 'dist/platform/tracing/logFields.js'))) as typeof LogFields).traceFields;
+  const logFields = (await import(join(root, 'dist/platform/tracing/logFields.js'))) as Partial<typeof LogFields>;
+  // A checkout before traceLogOptions (BENCH_STACK_ROOT) had the mixin alone.
+  traceLogOptions = logFields.traceLogOptions ?? { mixin: logFields.traceFields };
   await startTracing({ role: 'instance', instanceId: 'bench' });
 }
 
@@ -48,7 +50,7 @@ const readyz = defineRoute({
   handler: async () => reply({ status: 'ok' }, { headers: { 'Cache-Control': 'no-store' } }),
 });
 const server = createHttpServer({
-  logger: pino({ level: 'info', mixin }, pino.destination('/dev/null')),
+  logger: pino({ level: 'info', ...traceLogOptions }, pino.destination('/dev/null')),
   routes: bindRoutes([...others, readyz], undefined),
   guard: { authenticate: async () => ({ kind: 'account', id: 'a', label: 'a', methods: [] }) as never, authorize: () => undefined },
   statuses: [],

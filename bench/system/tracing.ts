@@ -26,8 +26,8 @@ const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encodi
 const UNTRACED_EDITS: Array<[file: string, from: string, to: string]> = [
   ['src/platform/http/requestFrame.ts', "import { type ServerSpan, traceRequests } from '../tracing/serverSpan.ts';", 'type ServerSpan = { sampledTraceId: string | undefined; end(route: string, status: number): void };'],
   ['src/platform/http/requestFrame.ts', 'traceRequests(handleRequest) ?? handleRequest;', 'handleRequest;'],
-  ['src/platform/logging/logger.ts', "import { traceFields } from '../tracing/logFields.ts';\nimport { tracingConfigured } from '../tracing/setup.ts';\n", ''],
-  ['src/platform/logging/logger.ts', 'mixin: tracingConfigured() ? traceFields : undefined,', ''],
+  ['src/platform/logging/logger.ts', "import { traceLogOptions } from '../tracing/logFields.ts';\nimport { tracingConfigured } from '../tracing/setup.ts';\n", ''],
+  ['src/platform/logging/logger.ts', '...(tracingConfigured() ? traceLogOptions : {}),', ''],
   ['src/app/instance.ts', "import { flushTracing, startTracing } from '../platform/tracing/setup.ts';", 'const startTracing = async (_identity: unknown) => undefined;\nconst flushTracing = async () => undefined;'],
   ['src/app/cluster.ts', "import { flushTracing, startTracing } from '../platform/tracing/setup.ts';", 'const startTracing = async (_identity: unknown) => undefined;\nconst flushTracing = async () => undefined;'],
 ];

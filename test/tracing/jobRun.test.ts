@@ -8,7 +8,7 @@ import { createJobMetrics } from '../../src/modules/jobs/metrics.ts';
 import type { ClaimedRun } from '../../src/modules/jobs/store/runs.ts';
 import type { Queryable } from '../../src/platform/db/pool.ts';
 import { createLogger } from '../../src/platform/logging/logger.ts';
-import { traceFields } from '../../src/platform/tracing/logFields.ts';
+import { traceLogOptions } from '../../src/platform/tracing/logFields.ts';
 import { tracer } from '../../src/platform/tracing/tracer.ts';
 import { recordSpans } from './memorySpans.ts';
 
@@ -77,10 +77,11 @@ test.serial('an attempt stopped at its timeout ends as timed_out', async (t) => 
   t.is(span!.status.code, SpanStatusCode.ERROR);
 });
 
-test.serial('the log lines of a job run carry its trace and span ids', async (t) => {
+test.serial('the log lines of a job run carry its trace and span ids, and lines outside it none', async (t) => {
   recorded.reset();
   const lines: Array<Record<string, unknown>> = [];
-  const logger = pino({ mixin: traceFields }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = pino({ ...traceLogOptions }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  logger.info({ where: 'before' }, 'outside any span');
   await executeRun(
     { db: statementsDb().db, runTask: () => Promise.reject(new Error('no tasks')), logger, metrics: createJobMetrics(new client.Registry()), instanceId: 'i-1', leaseSeconds: 30 },
     jobs.get('traced_ok')!,
@@ -89,4 +90,8 @@ test.serial('the log lines of a job run carry its trace and span ids', async (t)
   const span = recorded.named('job traced_ok')[0]!.spanContext();
   const line = lines.find((each) => each.msg === 'job run succeeded');
   t.like(line, { trace_id: span.traceId, span_id: span.spanId, job: 'traced_ok' });
+  // Outside a span a line is written as built, before and after traced ones (nothing shared leaks into it).
+  logger.info({ where: 'after' }, 'outside any span');
+  const outside = lines.filter((each) => each.msg === 'outside any span');
+  t.deepEqual(outside.map((each) => [each.where, 'trace_id' in each, 'span_id' in each]), [['before', false, false], ['after', false, false]]);
 });

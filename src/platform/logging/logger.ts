@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import { traceFields } from '../tracing/logFields.ts';
+import { traceLogOptions } from '../tracing/logFields.ts';
 import { tracingConfigured } from '../tracing/setup.ts';
 
 export type { Logger };
@@ -33,7 +33,7 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
       timestamp: isoTime,
       // Lines written inside a traced request or job carry its trace_id and span_id (ADR 0130);
       // without an OTLP endpoint no span is ever active, and a line costs no lookup.
-      mixin: tracingConfigured() ? traceFields : undefined,
+      ...(tracingConfigured() ? traceLogOptions : {}),
       redact: {
         paths: ['password', 'token', 'access_token', 'refresh_token', 'authorization', '*.password', '*.token', 'headers.authorization'],
         censor: '[redacted]',
