@@ -64,7 +64,7 @@ export function createRequestFrame(options: RequestFrameOptions) {
     ctx.state.requestId = requestId;
     ctx.state.deadlineAt = started + deadlineMs;
     try {
-      ctx.set('X-Request-Id', requestId);
+      ctx.res.setHeader('X-Request-Id', requestId);
       ctx.state.clientAddress = clientAddressOf(ctx.req);
       resolvedFor = undefined;
       await next();
