@@ -55,7 +55,8 @@ const check = (benchmark: string, goal: string, value: number | null | undefined
 const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
 const loadBefore = load();
 
-const system = runBench('system', /^system-/, { BENCH_SECONDS: '4' });
+// Three processes of each server, their mean: one process a row read its placement's 20% as the row's cost.
+const system = runBench('system', /^system-/, { BENCH_SECONDS: '4', BENCH_PROCESSES: '3' });
 const systemSummary = system?.data.summary as { readyz_to_bare?: number; ops_system_p99_ms_at_50?: number } | undefined;
 check('system', '/readyz >= 0.8x bare Koa', systemSummary?.readyz_to_bare, (value) => value >= 0.8);
 check('system', '/ops/system p99 < 20 ms (50 connections)', systemSummary?.ops_system_p99_ms_at_50, (value) => value < 20, ' ms');

@@ -4,6 +4,9 @@
 // also runs that build's service on the same database, and BENCH_ROUNDS (1) alternates the loads
 // round after round, so a change is compared with its base in one run; each load reports the
 // server's CPU per request beside its req/s (less sensitive to the rest of the machine).
+// BENCH_PROCESSES=3 starts that many copies of the service, of bare Koa (and of the base build) and
+// reads each load's figure as the mean over them: on this VM two processes of one build differ by
+// up to 20% CPU per request for their whole life, so one process a row read that as the row's cost.
 import { join } from 'node:path';
 import { TEST_ENCRYPTION_KEY } from '../../test/support/instance.ts';
 import { accountWithToken } from '../../test/support/tokens.ts';
@@ -30,11 +33,22 @@ await pool.end();
 const tracingRows = process.env.BENCH_TRACING !== '0';
 // The key the token's signing key was sealed with (test/support/tokens.ts): without it the service refuses to start.
 const env = { APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY };
-const service = await startService(database.url, 2, env);
-const base = baseRoot ? await startService(database.url, 2, env, baseRoot) : undefined;
-const bare = await startScript(join(root, 'bench', 'system', 'bareServer.ts'), { BENCH_WORKERS: '2' }, '/');
+const copies = Math.max(1, Number(process.env.BENCH_PROCESSES ?? '1'));
+const everyServer: RunningProcess[] = [];
+/** `copies` processes of one server, started one after the other (and stopped at the end). */
+async function startCopies(start: () => Promise<RunningProcess>): Promise<RunningProcess[]> {
+  const running: RunningProcess[] = [];
+  for (let copy = 0; copy < copies; copy += 1) {
+    running.push(await start());
+    everyServer.push(running.at(-1)!);
+  }
+  return running;
+}
+const services = await startCopies(() => startService(database.url, 2, env));
+const bases = baseRoot ? await startCopies(() => startService(database.url, 2, env, baseRoot)) : undefined;
+const bares = await startCopies(() => startScript(join(root, 'bench', 'system', 'bareServer.ts'), { BENCH_WORKERS: '2' }, '/'));
 
-type Measured = LoadResult & { cpuUsPerRequest: number };
+type Measured = LoadResult & { cpuUsPerRequest: number; perProcess?: number[] };
 /** One load, with the server's CPU per request over it (µs, from /proc). */
 async function measure(server: RunningProcess, name: string, options: Parameters<typeof load>[1]): Promise<Measured> {
   const pid = server.child.pid!;
@@ -43,6 +57,25 @@ async function measure(server: RunningProcess, name: string, options: Parameters
   const result = await load(name, options);
   const requests = Math.max(1, result.requestsPerSecond * ((performance.now() - started) / 1000));
   return { ...result, cpuUsPerRequest: Number(((cpuMsBetween(before, treeCpu([pid]), pid) * 1000) / requests).toFixed(1)) };
+}
+
+/** The same load on each copy of a server (`path` on its url), one after the other: their mean, each copy's req/s beside it. */
+async function measureCopies(servers: RunningProcess[], name: string, path: string, options: Omit<Parameters<typeof load>[1], 'url'>): Promise<Measured> {
+  const each: Measured[] = [];
+  for (const server of servers) {
+    each.push(await measure(server, name, { ...options, url: `${server.url}${path}` }));
+  }
+  const mean = (pick: (run: Measured) => number, digits: number) => Number((each.reduce((sum, run) => sum + pick(run), 0) / each.length).toFixed(digits));
+  return {
+    name,
+    requestsPerSecond: mean((run) => run.requestsPerSecond, 0),
+    p50Ms: mean((run) => run.p50Ms, 1),
+    p99Ms: mean((run) => run.p99Ms, 1),
+    non2xx: each.reduce((sum, run) => sum + run.non2xx, 0),
+    errors: each.reduce((sum, run) => sum + run.errors, 0),
+    cpuUsPerRequest: mean((run) => run.cpuUsPerRequest, 1),
+    ...(each.length > 1 ? { perProcess: each.map((run) => run.requestsPerSecond) } : {}),
+  };
 }
 
 // The tracing rows' steady rate (requests per second, open loop), well below what 2 instances serve.
@@ -125,22 +158,22 @@ try {
   const auth = { Authorization: `Bearer ${token}` };
   const runs: Measured[] = [];
   await warmUp([
-    { url: `${bare.url}/` },
-    ...[service, ...(base ? [base] : [])].flatMap((server) => [{ url: `${server.url}/readyz` }, { url: `${server.url}/ops/system`, headers: auth }]),
+    ...bares.map((bare) => ({ url: `${bare.url}/` })),
+    ...[...services, ...(bases ?? [])].flatMap((server) => [{ url: `${server.url}/readyz` }, { url: `${server.url}/ops/system`, headers: auth }]),
   ]);
   for (let round = 0; round < rounds; round += 1) {
-    runs.push(await measure(bare, 'bare koa route (2 workers)', { url: `${bare.url}/`, duration: seconds }));
-    runs.push(await measure(service, 'GET /readyz (2 instances)', { url: `${service.url}/readyz`, duration: seconds }));
-    if (base) {
-      runs.push(await measure(base, 'GET /readyz (2 instances, base build)', { url: `${base.url}/readyz`, duration: seconds }));
+    runs.push(await measureCopies(bares, 'bare koa route (2 workers)', '/', { duration: seconds }));
+    runs.push(await measureCopies(services, 'GET /readyz (2 instances)', '/readyz', { duration: seconds }));
+    if (bases) {
+      runs.push(await measureCopies(bases, 'GET /readyz (2 instances, base build)', '/readyz', { duration: seconds }));
     }
-    runs.push(await measure(service, 'GET /ops/system (2 instances)', { url: `${service.url}/ops/system`, headers: auth, duration: seconds }));
-    if (base) {
-      runs.push(await measure(base, 'GET /ops/system (2 instances, base build)', { url: `${base.url}/ops/system`, headers: auth, duration: seconds }));
+    runs.push(await measureCopies(services, 'GET /ops/system (2 instances)', '/ops/system', { headers: auth, duration: seconds }));
+    if (bases) {
+      runs.push(await measureCopies(bases, 'GET /ops/system (2 instances, base build)', '/ops/system', { headers: auth, duration: seconds }));
     }
   }
   const tracing = tracingRows ? await measureTracing(auth, runs) : undefined;
-  runs.push(await measure(service, 'GET /ops/system, 1 connection (idle p99)', { url: `${service.url}/ops/system`, headers: auth, duration: Math.max(3, seconds / 2), connections: 1 }));
+  runs.push(await measureCopies(services, 'GET /ops/system, 1 connection (idle p99)', '/ops/system', { headers: auth, duration: Math.max(3, seconds / 2), connections: 1 }));
   // Each scenario's median round (by req/s).
   const results = [...new Set(runs.map((r) => r.name))].map((name) => {
     const all = runs.filter((r) => r.name === name).sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
@@ -154,11 +187,11 @@ try {
   const perRound = Array.from({ length: rounds }, (_v, round) => {
     const of = (name: string) => runs.filter((r) => r.name === name)[round]?.requestsPerSecond ?? NaN;
     const ratio = (name: string) => Number((of(name) / of('bare koa route (2 workers)')).toFixed(2));
-    return { readyz_to_bare: ratio('GET /readyz (2 instances)'), ...(base ? { base_readyz_to_bare: ratio('GET /readyz (2 instances, base build)') } : {}) };
+    return { readyz_to_bare: ratio('GET /readyz (2 instances)'), ...(bases ? { base_readyz_to_bare: ratio('GET /readyz (2 instances, base build)') } : {}) };
   });
   const summary = {
     readyz_to_bare: Number((rate('GET /readyz (2 instances)') / bareRate).toFixed(2)),
-    ...(base ? { base_readyz_to_bare: Number((rate('GET /readyz (2 instances, base build)') / bareRate).toFixed(2)) } : {}),
+    ...(bases ? { base_readyz_to_bare: Number((rate('GET /readyz (2 instances, base build)') / bareRate).toFixed(2)) } : {}),
     ops_system_p99_ms_at_50: results.find((r) => r.name === 'GET /ops/system (2 instances)')!.p99Ms,
     per_round: perRound,
     ...(tracing ? { tracing } : {}),
@@ -170,10 +203,10 @@ try {
     },
   };
   console.log(JSON.stringify(summary, null, 2));
-  console.log(`written: ${writeResults('system', { when: new Date().toISOString(), seconds, rounds, base: baseRoot, results, runs, summary })}`);
+  console.log(`written: ${writeResults('system', { when: new Date().toISOString(), seconds, rounds, processes: copies, base: baseRoot, results, runs, summary })}`);
 } finally {
-  await service.stop();
-  await base?.stop();
-  await bare.stop();
+  for (const server of everyServer) {
+    await server.stop();
+  }
   await database.stop();
 }
