@@ -25,12 +25,11 @@ const { withDatabaseDeadline } = (await import(join(root, 'dist/platform/db/dead
 
 // With OTEL_EXPORTER_OTLP_ENDPOINT set (stack.ts's BENCH_TRACING rows), as an instance starts:
 // the SDK registered before the request frame is built, and the logger's trace options (its mixin).
+// (Only this checkout's stack is traced: stack.ts runs BENCH_STACK_ROOT's untraced.)
 let traceLogOptions: Partial<typeof LogFields.traceLogOptions> = {};
 if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
   const { startTracing } = (await import(join(root, 'dist/platform/tracing/setup.js'))) as typeof Setup;
-  const logFields = (await import(join(root, 'dist/platform/tracing/logFields.js'))) as Partial<typeof LogFields>;
-  // A checkout before traceLogOptions (BENCH_STACK_ROOT) had the mixin alone.
-  traceLogOptions = logFields.traceLogOptions ?? { mixin: logFields.traceFields };
+  traceLogOptions = ((await import(join(root, 'dist/platform/tracing/logFields.js'))) as typeof LogFields).traceLogOptions;
   await startTracing({ role: 'instance', instanceId: 'bench' });
 }
 
