@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { routeDefiner } from '../../platform/http/route.ts';
+import { PageLimit } from '../../platform/http/paging.ts';
 import { dateTime, timestamp } from '../../platform/http/schemas.ts';
 import { ACTION_PATTERN, ACTOR_KINDS, OUTCOMES } from './record.ts';
 import { LIST_CURSOR_PATTERN, LIST_SCAN_ROWS, type AuditQueries, cursorTimeInRange } from './queries.ts';
@@ -36,7 +37,7 @@ const ListQuery = z
       .regex(LIST_CURSOR_PATTERN, 'must be a cursor returned by a previous page')
       .refine(cursorTimeInRange, 'must be a cursor returned by a previous page')
       .optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(50),
+    limit: PageLimit(100),
   })
   .superRefine(fromBeforeTo);
 

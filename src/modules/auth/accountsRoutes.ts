@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { changedBy } from '../../platform/caller.ts';
 import { routeDefiner } from '../../platform/http/route.ts';
+import { PageLimit } from '../../platform/http/paging.ts';
 import { UNSTORABLE_TEXT_MESSAGE, isStorableText, timestamp } from '../../platform/http/schemas.ts';
 import type { AuthRouteDeps } from './routeDeps.ts';
 
@@ -22,7 +23,7 @@ const ListQuery = z.strictObject({
   email: z.string().max(254).refine(isStorableText, UNSTORABLE_TEXT_MESSAGE).optional().describe('Part of the address, any case'),
   role: RoleName.optional().describe('Only accounts holding this role'),
   locked: z.enum(['true', 'false']).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: PageLimit(200),
   cursor: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,700}$/, 'must be a cursor returned by a previous page')

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { JOB_NAME } from './definitions.ts';
 import { MAX_SCHEDULE_LENGTH } from './schedule.ts';
 import { RUN_STATES } from './store/reads.ts';
-import { PageCursor } from '../../platform/http/paging.ts';
+import { PageCursor, PageLimit } from '../../platform/http/paging.ts';
 import { timestamp } from '../../platform/http/schemas.ts';
 
 const int = () => z.number().int();
@@ -36,7 +36,7 @@ export const RunPage = z.object({ runs: z.array(Run), next_cursor: z.string().op
 export const RunsQuery = z.strictObject({
   job: JobName.optional(),
   state: RunState.optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: PageLimit(200),
   cursor: PageCursor.optional(),
 });
 
@@ -75,7 +75,7 @@ export const DefinitionChange = z
 
 export const HistoryQuery = z.strictObject({
   before: PageCursor.optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: PageLimit(100),
 });
 
 export const DefinitionHistoryEntry = z.object({

@@ -5,10 +5,10 @@ import { routeDefiner } from '../../platform/http/route.ts';
 import { selectInstances } from './store.ts';
 import { instanceEntry } from './views.ts';
 import { RuntimeSnapshotSchema } from './schemas.ts';
-import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
+import { PageCursor, PageLimit, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: PageLimit(200),
   cursor: PageCursor.optional(),
   running: z.enum(['true', 'false']).transform((value) => value === 'true').optional(),
 });

@@ -3,13 +3,13 @@ import { changedBy } from '../../platform/caller.ts';
 import { routeDefiner } from '../../platform/http/route.ts';
 import { SettingBody, SettingChangeBody, settingBody, settingChangeBody } from './schemas.ts';
 import { REASON_MAX_LENGTH, type SettingsService } from './service.ts';
-import { PageCursor, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
+import { PageCursor, PageLimit, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
 const NameParams = z.object({ name: z.string().min(1).max(200).meta({ examples: ['auth.login_attempts'] }) });
 const ListQuery = z.object({ group: z.string().max(100).optional() });
 const HistoryQuery = z.object({
   before: PageCursor.optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: PageLimit(100),
 });
 const ChangeBody = z.object({
   value: z.unknown().describe('Of the setting\'s kind; durations as Go duration strings such as "15m" or "87600h"'),

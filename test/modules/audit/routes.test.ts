@@ -115,6 +115,14 @@ test('bad filters are 422 validation_failed naming the field', async (t) => {
   }
 });
 
+test('a limit that is not a whole number in range gets one plain message, whatever was sent', async (t) => {
+  for (const limit of ['abc', '1.5', '0', '101', '1e400', '', '-1', '%EF%BC%95']) {
+    const problem = await assertProblem(t, await fetch(`${app.instance.url}/ops/audit?limit=${limit}`, { headers: app.headers.reader }), 422, 'validation_failed');
+    t.deepEqual(problem.errors, [{ location: 'query.limit', message: 'must be a whole number from 1 to 100' }], `limit=${limit}`);
+  }
+  t.is((await fetch(`${app.instance.url}/ops/audit?limit=100`, { headers: app.headers.reader })).status, 200);
+});
+
 test('reading the audit log needs ops.audit.read', async (t) => {
   const other = bearer((await accountWithToken(app.db.pool, { permissions: ['ops.settings.read'] })).token);
   await assertProblem(t, await fetch(`${app.instance.url}/ops/audit`, { headers: other }), 403, 'forbidden');
