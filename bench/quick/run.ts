@@ -10,6 +10,7 @@ import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { root, writeResults } from '../support/harness.ts';
+import { measureWakeups } from '../support/wakeups.ts';
 
 const resultsDir = join(root, 'bench', 'results');
 
@@ -55,6 +56,8 @@ const check = (benchmark: string, goal: string, value: number | null | undefined
 
 const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
 const loadBefore = load();
+// What one process waking another costs here: the unit every figure below is paid in (wakeups.ts).
+const wakeups = await measureWakeups();
 
 // Three processes of each server, their mean: one process a row read its placement's 20% as the row's cost.
 const system = runBench('system', /^system-/, { BENCH_SECONDS: '4', BENCH_PROCESSES: '3' });
@@ -113,11 +116,16 @@ const cells = rows.map((row) => [row.benchmark, row.goal, row.figure, row.verdic
 const widths = header.map((cell, column) => Math.max(cell.length, ...cells.map((row) => row[column]!.length)));
 const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ');
 console.log(`\nquick benchmarks (load average before: ${loadBefore}; after: ${loadAfter})`);
+console.log(
+  `machine: a loopback round trip between two processes ${wakeups.roundTripUs} µs, ${wakeups.cpuUsPerSide} µs of CPU a side` +
+    (wakeups.guestHaltPollNs === null ? '' : `; guest halt polling ${wakeups.guestHaltPollNs} ns`),
+);
 console.log(line(header));
 cells.forEach((row) => console.log(line(row)));
 const written = writeResults('quick', {
   when: new Date().toISOString(),
   loadAverage: { before: loadBefore, after: loadAfter },
+  wakeups,
   rows,
   system: system?.data,
   ratelimit: ratelimit && { summary: ratelimit.data.summary, table: ratelimit.data.table },
