@@ -3,9 +3,11 @@
 // (Firecracker, nested, guest halt polling off: haltpoll.guest_halt_poll_ns=0 on the kernel's
 // command line) a round trip cost each side 42-57 µs of CPU across its two cores and 15-18 µs with
 // both processes on one core; with guest_halt_poll_ns set to 200000 at run time, 19-20 µs
-// (bench/README.md, 2026-11-27). Every figure of a benchmark whose processes talk over loopback
-// carries that cost, so quick prints it beside its table: figures from machines whose wake-ups
-// differ this much are not comparable, and ratios between servers are not free of it either.
+// (bench/README.md, 2026-11-27), and 13.8 µs while both cores ran a test suite: the price is a
+// halted vCPU's, paid whenever the other side was idle. Quick measures it at rest, before its loads,
+// and prints it beside its table: figures from machines whose wake-ups differ this much are not
+// comparable, and ratios between servers that make the others wake at different rates are not
+// free of it either.
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { type Socket, connect, createServer } from 'node:net';
@@ -36,7 +38,13 @@ export async function measureWakeups(roundTrips = 5_000): Promise<Wakeups> {
   const port = (server.address() as { port: number }).port;
   const peer = fork(import.meta.filename, [PEER_FLAG, String(port)], { execArgv: process.execArgv, stdio: 'ignore' });
   try {
-    const socket = await new Promise<Socket>((resolve) => server.once('connection', resolve));
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the wake-up peer did not connect within 10 s')), 10_000);
+      server.once('connection', (connection: Socket) => {
+        clearTimeout(timer);
+        resolve(connection);
+      });
+    });
     socket.setNoDelay(true);
     const payload = Buffer.alloc(200, 1);
     const pass = (count: number) =>
