@@ -13,6 +13,7 @@ import { flushTracing, startTracing } from '../platform/tracing/setup.ts';
 import { tracer } from '../platform/tracing/tracer.ts';
 import type { Config } from './config.ts';
 import { connectionBudget } from './connectionBudget.ts';
+import { contextFrameFlag } from './contextFrame.ts';
 import { instanceHeapLimitMb } from './heapSize.ts';
 import { type DatabaseHandle, checkServerVersion, openDatabase } from './database.ts';
 import { openSecretBox } from './encryptionKey.ts';
@@ -211,8 +212,12 @@ export async function runPrimary(config: Config): Promise<void> {
   }
   const heapMb = instanceHeapLimitMb({ limitBytes: process.constrainedMemory?.(), instances: config.instances, execArgv: process.execArgv, nodeOptions: config.nodeOptions });
   if (heapMb) {
-    cluster.setupPrimary({ execArgv: [...process.execArgv, `--max-old-space-size=${heapMb}`] });
     logger.info({ heapMb, instances: config.instances }, 'each instance heap sized from the container memory limit');
+  }
+  const contextFrame = contextFrameFlag({ allowedFlags: process.allowedNodeEnvironmentFlags, execArgv: process.execArgv, nodeOptions: config.nodeOptions });
+  const added = [...(heapMb ? [`--max-old-space-size=${heapMb}`] : []), ...(contextFrame ? [contextFrame] : [])];
+  if (added.length > 0) {
+    cluster.setupPrimary({ execArgv: [...process.execArgv, ...added] });
   }
   slots.forEach(fork);
 
