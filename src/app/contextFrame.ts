@@ -1,3 +1,5 @@
+import { operatorOptions } from './nodeOptions.ts';
+
 /** Node 22's switch to the AsyncLocalStorage Node 24 ships by default (AsyncContextFrame). */
 export const CONTEXT_FRAME_FLAG = '--experimental-async-context-frame';
 
@@ -15,6 +17,6 @@ export function contextFrameFlag(options: { allowedFlags: ReadonlySet<string>; e
   if (!options.allowedFlags.has(CONTEXT_FRAME_FLAG)) {
     return undefined;
   }
-  const chosen = [...options.execArgv, ...(options.nodeOptions ?? '').split(/\s+/)].some((flag) => flag.includes('async-context-frame'));
+  const chosen = operatorOptions(options.execArgv, options.nodeOptions).some((flag) => flag.includes('async-context-frame'));
   return chosen ? undefined : CONTEXT_FRAME_FLAG;
 }

@@ -1,4 +1,5 @@
 import { totalmem } from 'node:os';
+import { operatorOptions } from './nodeOptions.ts';
 
 /** Share of the container's memory the instances' heaps may take together; the rest is native memory, buffers and the primary. */
 const HEAP_SHARE = 0.6;
@@ -17,7 +18,7 @@ export function instanceHeapLimitMb(options: { limitBytes: number | undefined; i
   if (!limitBytes || limitBytes >= totalmem()) {
     return undefined;
   }
-  if ([...options.execArgv, ...(options.nodeOptions ?? '').split(/\s+/)].some((flag) => /^--max[-_]old[-_]space[-_]size(=|$)/.test(flag))) {
+  if (operatorOptions(options.execArgv, options.nodeOptions).some((flag) => /^--max[-_]old[-_]space[-_]size(=|$)/.test(flag))) {
     return undefined;
   }
   return Math.max(MIN_HEAP_MB, Math.floor((limitBytes * HEAP_SHARE) / instances / 1024 / 1024));
