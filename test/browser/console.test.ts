@@ -1,7 +1,7 @@
 import test from 'ava';
 import { join } from 'node:path';
 import { Secret, TOTP } from 'otpauth';
-import type { Browser, Page } from 'puppeteer-core';
+import type { Browser, HTTPRequest, Page } from 'puppeteer-core';
 import { grantRoleToAccount } from '../../src/modules/auth/service.ts';
 import { SCREENSHOTS, SKIP_REASON, chromiumPath, launchChromium, watchForErrors } from '../support/browser.ts';
 import { type TestCluster, startCluster, waitFor } from '../support/cluster.ts';
@@ -355,6 +355,29 @@ browserTest('a recovery code signs in too; a reload stays signed in; sign out fo
   await page.reload({ waitUntil: 'load' });
   await page.waitForSelector('#nav:not([hidden])', WAIT);
   t.true((await page.$eval('#who', (element) => element.textContent!)).includes(admin.email));
+  // A sign-out the server refuses (here an outage's 503) leaves the tab signed in and says so.
+  await page.setRequestInterception(true);
+  const refuse = (request: HTTPRequest) => {
+    if (request.isInterceptResolutionHandled()) {
+      return;
+    }
+    if (request.url().endsWith('/auth/sign-out')) {
+      void request.respond({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ title: 'Service Unavailable', status: 503, code: 'database_unavailable', detail: 'The database did not answer in time.' }) });
+    } else {
+      void request.continue();
+    }
+  };
+  page.on('request', refuse);
+  try {
+    await page.click('#sign-out');
+    await page.waitForSelector('#toast:not([hidden])', WAIT);
+    t.regex(await page.$eval('#toast', (element) => element.textContent!), /Could not end the session.*still signed in.*database_unavailable/);
+    t.false(await page.$eval('#nav', (element) => element.hasAttribute('hidden')));
+    t.is(await open(), before);
+  } finally {
+    page.off('request', refuse);
+    await page.setRequestInterception(false);
+  }
   await page.click('#sign-out');
   // The sign-in box, not the form inside it: the form keeps no hidden attribute while its box is hidden,
   // so waiting for the form would not wait for the sign-out to end.

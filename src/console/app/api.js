@@ -131,11 +131,26 @@ export async function resumeSession(stored, onExpired) {
 
 export const may = (permission) => Boolean(session?.permissions.has(permission));
 
-/** Ends the sign-in's session on the server too (its refresh token stops working). */
+/**
+ * Ends the sign-in's session on the server (its refresh token stops working), then in this tab. A
+ * refused sign-out throws and leaves the tab signed in: the session is still alive on the server.
+ */
 export async function signOut() {
-  const ended = session;
-  endSession();
-  if (ended) {
-    await send('POST', '/auth/sign-out', ended.refreshToken ? { refresh_token: ended.refreshToken } : {}, ended.token).catch(() => undefined);
+  const ending = session;
+  if (ending) {
+    const tell = () => send('POST', '/auth/sign-out', ending.refreshToken ? { refresh_token: ending.refreshToken } : {}, ending.token);
+    try {
+      await tell();
+    } catch (error) {
+      const expired = error instanceof ProblemError && error.status === 401;
+      // An expired access token is renewed once and the sign-out sent with the new pair.
+      if (expired && ending.refreshToken && (await refreshTokens(ending))) {
+        await tell();
+      } else if (!expired) {
+        throw error;
+      }
+      // Else the token no longer works and cannot be renewed: there is nothing left to end on the server.
+    }
   }
+  endSession();
 }

@@ -130,7 +130,13 @@ byId('token-form').addEventListener('submit', async (event) => {
 byId('refresh').addEventListener('click', () => currentPage && void render(currentPage));
 
 byId('sign-out').addEventListener('click', async () => {
-  await signOut();
+  try {
+    await signOut();
+  } catch (error) {
+    // The tab stays signed in: saying "signed out" while the session lives on would be a lie.
+    showProblem({ code: error.code, message: `Could not end the session: ${error.message}. You are still signed in; try again.` });
+    return;
+  }
   showSignIn();
 });
 

@@ -16,7 +16,8 @@ export interface MaintenanceSettings {
 const OPEN_PATHS = new Set(['/livez', '/readyz', '/openapi.json', '/docs']);
 const OPEN_PREFIXES = ['/.well-known/', '/ops/'];
 // GET /auth/me: the console learns from it what the operator may do, so it can end maintenance.
-const OPEN_SIGN_IN = new Set(['POST /auth/sign-in', 'POST /auth/sign-in/mfa', 'POST /auth/token', 'GET /auth/me']);
+// POST /auth/sign-out: a session must end whenever its owner asks, or a refused sign-out leaves it alive.
+const OPEN_SIGN_IN = new Set(['POST /auth/sign-in', 'POST /auth/sign-in/mfa', 'POST /auth/token', 'POST /auth/sign-out', 'GET /auth/me']);
 
 /** Compared as the router matches: case-insensitive, one trailing slash ignored. */
 export function isOpenDuringMaintenance(method: string, path: string): boolean {

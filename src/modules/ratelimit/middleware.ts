@@ -9,10 +9,12 @@ import type { Decision } from './rules.ts';
 // Matched case-insensitively, as the router matches paths.
 const AUTH_PATH = /^\/auth(?:\/|$)/i;
 const PROVIDER_REDIRECT = /^\/auth\/providers\/[^/]+\/(start|callback)\/?$/i;
+// A sign-out needs a valid access token, so it guesses nothing; refused, it would leave the session alive.
+const SIGN_OUT = /^\/auth\/sign-out\/?$/i;
 
-/** Requests the per-address limit counts: every change under /auth, and the provider redirects. */
+/** Requests the per-address limit counts: every change under /auth but a sign-out, and the provider redirects. */
 export function countsPerAddress(method: string, path: string): boolean {
-  if (!AUTH_PATH.test(path)) {
+  if (!AUTH_PATH.test(path) || SIGN_OUT.test(path)) {
     return false;
   }
   return (method !== 'GET' && method !== 'HEAD') || PROVIDER_REDIRECT.test(path);

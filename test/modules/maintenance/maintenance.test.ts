@@ -3,6 +3,7 @@ import { DEFAULT_MAINTENANCE_MESSAGE, isOpenDuringMaintenance } from '../../../s
 import { useInstances } from '../../support/fixture.ts';
 import { sendJson } from '../../support/http.ts';
 import { assertProblem } from '../../support/problems.ts';
+import { accountWithPassword, signIn } from '../../support/signIn.ts';
 
 const app = useInstances(test, { accounts: { admin: { roles: ['platform_admin'] } } });
 
@@ -27,6 +28,7 @@ const OPEN: Array<[string, string, number]> = [
   ['POST', '/auth/sign-in', 422],
   ['POST', '/auth/sign-in/mfa', 422],
   ['POST', '/auth/token', 422],
+  ['POST', '/auth/sign-out', 401],
   ['GET', '/auth/me', 401],
 ];
 
@@ -67,6 +69,18 @@ test.serial('switching needs a reason; switched off, routes answer as before', a
     `select metadata->>'new_value' as value from audit_events where action = 'settings.value.changed' and resource_id = 'maintenance.enabled' order by id`,
   );
   t.deepEqual(rows.map((row) => row.value), ['true', 'false']);
+});
+
+test.serial('a sign-out during maintenance ends the session: a refused one would leave it alive', async (t) => {
+  const account = await accountWithPassword(app.db.pool);
+  const { access_token: token, refresh_token: refresh } = (await (await signIn(app.url(''), account.email)).json()) as { access_token: string; refresh_token: string };
+  t.is((await setting('maintenance.enabled', true)).status, 200);
+  try {
+    t.is((await sendJson('POST', app.url('/auth/sign-out'), { refresh_token: refresh }, { Authorization: `Bearer ${token}` })).status, 204);
+    await assertProblem(t, await sendJson('POST', app.url('/auth/token'), { refresh_token: refresh }), 401, 'invalid_refresh_token');
+  } finally {
+    t.is((await setting('maintenance.enabled', false, 'test done')).status, 200);
+  }
 });
 
 test('open paths are matched as the router matches them, and nothing more', (t) => {

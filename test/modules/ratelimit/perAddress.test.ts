@@ -5,6 +5,7 @@ import { useInstances } from '../../support/fixture.ts';
 import { type PlainResponse, send, statuses } from '../../support/forwarded.ts';
 import { sendJson } from '../../support/http.ts';
 import { validateProblem } from '../../support/problems.ts';
+import { accountWithPassword, signIn } from '../../support/signIn.ts';
 
 // The seed's 60 at once, but paid back one a minute: these tests send 61 requests one after the
 // other, which on a busy machine can take longer than the default's one-second interval.
@@ -130,4 +131,16 @@ test.serial('during maintenance a client over its budget is told about maintenan
   } finally {
     t.is((await maintenance(false)).status, 200);
   }
+});
+
+test.serial('a client over its budget can still sign out: the session ends instead of living on behind a 429', async (t) => {
+  const account = await accountWithPassword(app.db.pool);
+  const { access_token: token, refresh_token: refresh } = (await (await signIn(app.instance.url, account.email)).json()) as { access_token: string; refresh_token: string };
+  const client = '198.51.100.7';
+  t.true((await statuses(61, () => viaProxy(client))).includes(429));
+  const signedOut = await send(app.instance.url, { path: '/auth/sign-out', forwardedFor: client, headers: { Authorization: `Bearer ${token}` }, body: { refresh_token: refresh } });
+  t.is(signedOut.status, 204);
+  t.is((await sendJson('POST', `${app.instance.url}/auth/token`, { refresh_token: refresh })).status, 401);
+  // Still counted elsewhere under /auth.
+  assertRateLimited(t, await viaProxy(client));
 });
