@@ -8,7 +8,7 @@ import { BACKPLANE_SET, useApplicationMigrations, useModuleMigrations } from '..
 import { type Flags, UsageError, flag, hasFlag } from './args.ts';
 import { type ApplicationLock, applicationLock } from './applicationLock.ts';
 import type { CheckResult } from './doctorChecks.ts';
-import { dependencySpec } from './new.ts';
+import { dependencySpec } from './dependencySpec.ts';
 import { printJson } from './output.ts';
 import { RELEASES } from './releases/notes.ts';
 import { evaluateReleases, releaseReport } from './upgradeChecks.ts';
