@@ -63,6 +63,13 @@ export interface Config {
   readinessRequiresDatabase: boolean;
   /** NODE_OPTIONS as given: a --max-old-space-size there is the operator's heap limit, kept (src/app/heapSize.ts). */
   nodeOptions: string | undefined;
+  /**
+   * Which variables gave databaseUrl and databaseListenUrl, for messages that must never print the
+   * URLs: `DATABASE_URL`, `DATABASE_URL_FILE`, `DATABASE_URL_FILE (password from PGPASSWORD_FILE)`.
+   */
+  databaseSources: { url: string; listenUrl: string };
+  /** What start-up should say but not refuse, one line each (a secret file any user may read); commands print them. */
+  warnings: string[];
 }
 
 export type DatabasePooling = 'session' | 'transaction';
@@ -156,6 +163,19 @@ function postgresUrl(env: Env, name: string): string | undefined {
   }
 }
 
+/** Where a connection string came from (see Config.databaseSources); `environment` is as given, `env` with the files read. */
+function databaseSource(environment: Env, env: Env, name: string): string {
+  const variable = environment[`${name}_FILE`]?.trim() ? `${name}_FILE` : name;
+  const password = environment.PGPASSWORD_FILE?.trim() ? 'PGPASSWORD_FILE' : 'PGPASSWORD';
+  let ownPassword = true;
+  try {
+    ownPassword = env[name] ? new URL(env[name]).password !== '' : true;
+  } catch {
+    // postgresUrl refuses it.
+  }
+  return !ownPassword && env.PGPASSWORD ? `${variable} (password from ${password})` : variable;
+}
+
 function databasePooling(env: Env): DatabasePooling {
   const raw = env.DATABASE_POOLING?.trim() || 'session';
   if (raw !== 'session' && raw !== 'transaction') {
@@ -184,8 +204,9 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 export function loadConfig(environment: Env = process.env): Config {
   let env: Env;
+  let warnings: string[];
   try {
-    env = withSecretFiles(environment);
+    ({ env, warnings } = withSecretFiles(environment));
   } catch (error) {
     if (error instanceof SecretFileError) {
       throw new ConfigError(error.message);
@@ -270,5 +291,7 @@ export function loadConfig(environment: Env = process.env): Config {
     keepAliveTimeoutMs: integer(env, 'APP_KEEP_ALIVE_TIMEOUT_SECONDS', 65, 1, 3600) * 1000,
     readinessRequiresDatabase: flag(env, 'APP_READINESS_REQUIRES_DATABASE'),
     nodeOptions: env.NODE_OPTIONS || undefined,
+    databaseSources: { url: databaseSource(environment, env, 'DATABASE_URL'), listenUrl: databaseSource(environment, env, 'DATABASE_LISTEN_URL') },
+    warnings,
   };
 }

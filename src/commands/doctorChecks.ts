@@ -62,6 +62,9 @@ export const configurationCheck: Check = {
     if (config.production && !config.encryptionKey) {
       return fail('NODE_ENV=production without APP_ENCRYPTION_KEY (or APP_ENCRYPTION_KEY_FILE): a key generated at start differs per pod and is lost on restart; set it from a secret');
     }
+    if (config.warnings.length > 0) {
+      return warn(config.warnings.join('; '));
+    }
     return ok(`every variable parsed${config.production ? ' (production, keys set)' : ''}`);
   },
 };

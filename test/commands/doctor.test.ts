@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -69,8 +69,13 @@ test('configuration: production needs the encryption key, from the variable or i
   const dir = mkdtempSync(join(tmpdir(), 'doctor-secrets-'));
   try {
     const path = join(dir, 'key');
-    writeFileSync(path, `${'ab'.repeat(32)}\n`);
+    writeFileSync(path, `${'ab'.repeat(32)}\n`, { mode: 0o600 });
     t.is((await check(configurationCheck, { env: { NODE_ENV: 'production', DATABASE_URL: db.url, APP_ENCRYPTION_KEY_FILE: path } })).status, 'ok');
+    // A key file any user may read works, with a warning that names it.
+    chmodSync(path, 0o644);
+    const open = await check(configurationCheck, { env: { NODE_ENV: 'production', DATABASE_URL: db.url, APP_ENCRYPTION_KEY_FILE: path } });
+    t.is(open.status, 'warn');
+    t.regex(open.message, new RegExp(`APP_ENCRYPTION_KEY_FILE: ${path} is readable by every user`));
     t.is((await check(configurationCheck, { env: { NODE_ENV: 'production', DATABASE_URL: db.url, APP_ENCRYPTION_KEY: 'ab'.repeat(32) } })).status, 'ok');
   } finally {
     rmSync(dir, { recursive: true, force: true });
