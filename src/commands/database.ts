@@ -1,7 +1,9 @@
 import { type Config, loadConfig } from '../app/config.ts';
 import { checkServerVersion, openDatabase } from '../app/database.ts';
+import { databaseFailure } from '../app/databaseFailure.ts';
 import { migrateUp } from '../platform/db/migrations.ts';
 import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
+import { printConfigWarnings } from './configWarnings.ts';
 
 /**
  * Runs a command against DATABASE_URL or the embedded database (the running one, or started for
@@ -12,11 +14,15 @@ export async function withDatabase<T>(
   options: { migrate: boolean },
 ): Promise<T> {
   const config = loadConfig();
+  printConfigWarnings(config);
   const database = await openDatabase(config);
   // A command may migrate, under a session advisory lock: it connects past any transaction pooler.
   const pool = createPool({ connectionString: database.directUrl, max: 2, applicationName: 'backplane-cli' });
   try {
-    await checkServerVersion(pool, database.description);
+    // The first statement is the first contact: a refused or unreachable server is one line, exit 2.
+    await checkServerVersion(pool, database.description).catch((error: unknown) => {
+      throw databaseFailure(error, config);
+    });
     if (options.migrate) {
       await migrateUp(pool);
     }
