@@ -165,20 +165,26 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     t.deepEqual(policy.spec?.podSelector?.matchLabels, deployment.spec?.selector.matchLabels);
   });
 
-  test(`${variant}: disruption budget, spread and Services select the Deployment's pods`, (t) => {
+  test(`${variant}: disruption budget, spread, policy and Services select the Deployment's pods, never the migrate Job's`, (t) => {
     const deployment = one(manifests, 'Deployment') as unknown as Deployment;
     const selector = deployment.spec!.selector.matchLabels!;
-    t.true(Object.keys(selector).length > 0);
+    // A Deployment's selector is immutable: a different one would make `kubectl apply` refuse every existing installation.
+    t.deepEqual(selector, { 'app.kubernetes.io/name': 'backplane' });
     const budget = one(manifests, 'PodDisruptionBudget') as unknown as PodDisruptionBudget;
     const selectors = [selector, budget.spec?.selector?.matchLabels, ...(manifests.filter((manifest) => manifest.kind === 'Service') as unknown as Service[]).map((service) => service.spec?.selector)];
+    const policy = one(manifests, 'NetworkPolicy') as unknown as NetworkPolicy;
+    const spread = deployment.spec!.template.spec!.topologySpreadConstraints ?? [];
+    selectors.push(policy.spec?.podSelector?.matchLabels, ...spread.map((constraint) => constraint.labelSelector?.matchLabels));
     for (const each of selectors) {
       t.true(selects(each, podLabels(manifests, 'Deployment')));
     }
-    // The migrate Job's pod serves nothing: no Service routes to it, no budget counts it.
-    for (const each of selectors.slice(1)) {
-      t.false(selects(each, podLabels(manifests, 'Job')));
+    // The migrate Job's pod serves nothing and belongs to no ReplicaSet: the Deployment (and so
+    // `kubectl exec/logs deploy/backplane`), the Services, the budget, the policy and the spread never select it.
+    for (const each of selectors) {
+      t.true(Object.keys(each ?? {}).length > 0);
+      t.false(selects(each, podLabels(manifests, 'Job')), JSON.stringify(each));
     }
-    const spread = deployment.spec!.template.spec!.topologySpreadConstraints ?? [];
+    t.is(podLabels(manifests, 'Job')['app.kubernetes.io/component'], 'migrate');
     t.deepEqual(spread.map((constraint) => constraint.topologyKey).sort(), ['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
     t.is(deployment.spec?.strategy?.rollingUpdate?.maxUnavailable, 0);
   });
