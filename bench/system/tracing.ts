@@ -24,8 +24,8 @@ const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encodi
  * match exactly: a change to these lines fails the bench rather than measuring something else.
  */
 const UNTRACED_EDITS: Array<[file: string, from: string, to: string]> = [
-  ['src/platform/http/requestFrame.ts', "import { type ServerSpan, traceRequests } from '../tracing/serverSpan.ts';", 'type ServerSpan = { sampledTraceId: string | undefined; end(route: string, status: number): void };'],
-  ['src/platform/http/requestFrame.ts', 'traceRequests(handleRequest) ?? handleRequest;', 'handleRequest;'],
+  ['src/platform/http/requestFrame.ts', "import { type RequestTracing, type ServerSpan, traceRequests } from '../tracing/serverSpan.ts';", 'type ServerSpan = { traceId: string | undefined; end(route: string, status: number, clientAddress: string): void };\ntype RequestTracing = object;'],
+  ['src/platform/http/requestFrame.ts', 'const tracing = traceRequests(handleRequest, options.tracing);\n  const middleware: Middleware = tracing?.middleware ?? handleRequest;', 'const tracing = undefined as { callerTraceId(request: IncomingMessage): string | undefined } | undefined;\n  const middleware: Middleware = handleRequest;'],
   ['src/platform/logging/logger.ts', "import { traceLogOptions } from '../tracing/logFields.ts';\nimport { tracingConfigured } from '../tracing/setup.ts';\n", ''],
   ['src/platform/logging/logger.ts', '...(tracingConfigured() ? traceLogOptions : {}),', ''],
   ['src/app/instance.ts', "import { flushTracing, startTracing } from '../platform/tracing/setup.ts';", 'const startTracing = async (_identity: unknown) => undefined;\nconst flushTracing = async () => undefined;'],

@@ -27,6 +27,8 @@ export interface HttpAppOptions {
   requestDeadlineMs?: number;
   /** Resolves the client address of a request (trusted proxies); the socket peer by default. */
   clientAddress?: (request: IncomingMessage) => string;
+  /** True when the request's socket peer is a trusted proxy, whose traceparent may decide sampling; nobody by default. */
+  trustedPeer?: (request: IncomingMessage) => boolean;
   /** Answers a request before Koa when it returns an error (refusals known from memory). */
   answerEarly?: EarlyAnswer;
   /** True once the instance drains: answers then close their connection instead of keeping it alive. */
@@ -48,7 +50,7 @@ export interface HttpAppOptions {
  */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
-/** Kubernetes probes: logged at debug while they succeed. */
+/** Kubernetes probes: logged at debug while they succeed, and never traced (ADR 0130). */
 const PROBE_ROUTES = new Set(['/livez', '/readyz']);
 
 /**
@@ -67,6 +69,7 @@ export function createHttpServer(options: HttpAppOptions): Server {
     metrics: options.metrics,
     draining: options.draining,
     requestDeadlineMs: options.requestDeadlineMs,
+    tracing: { trustedPeer: options.trustedPeer, untracedPaths: PROBE_ROUTES },
   });
   app.use(frame.middleware);
   if (options.pages) {

@@ -67,6 +67,7 @@ export async function startInstance(
     requestDeadlineMs: config.requestDeadlineMs,
     draining: () => closingConnections,
     clientAddress: (request) => clientAddress.resolve(request.socket.remoteAddress, request.headers['x-forwarded-for']),
+    trustedPeer: (request) => clientAddress.isTrustedPeer(request.socket.remoteAddress),
     // Each module's middleware by phase, in the application's order (ADR 0120).
     answerEarly: earlyAnswers(modules.middleware.flatMap((middleware) => (middleware.early ? [middleware.early] : []))),
     beforeBody: modules.middleware.flatMap((middleware) => middleware.beforeBody ?? []),

@@ -31,6 +31,8 @@ test.before(async () => {
     OTEL_BSP_SCHEDULE_DELAY: '200',
     POD_NAME: POD,
     OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
+    // The cases' requests come from 127.0.0.1: a trusted proxy, whose traceparent decides (issue 45).
+    APP_TRUSTED_PROXIES: '127.0.0.1/32',
     APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]),
     APP_PUBLIC_URL: PUBLIC_URL,
   });
@@ -91,6 +93,9 @@ test('a request with a traceparent: a server span named by its route continues t
   t.is(server.attributes['url.scheme'], 'http');
   t.is(server.attributes['network.protocol.version'], '1.1');
   t.is(server.attributes['http.response.status_code'], 401);
+  // The path without its query (which holds the email), and the client (issue 45).
+  t.is(server.attributes['url.path'], '/auth/sign-in');
+  t.is(server.attributes['client.address'], '127.0.0.1');
   const statements = trace.filter((span) => span.attributes['db.system'] === 'postgresql');
   t.true(statements.length >= 1);
   t.true(statements.every((span) => descends(trace, span, server)));
@@ -101,9 +106,10 @@ test('a request with a traceparent: a server span named by its route continues t
   t.false(values.some((value) => value.includes(EMAIL) || value.includes('not-the-password') || value.includes('traced.person')));
 });
 
-test('spans carry the service, the instance id, the pod and OTEL_RESOURCE_ATTRIBUTES', async (t) => {
+test('spans carry the service and its version, the instance id, the pod and OTEL_RESOURCE_ATTRIBUTES', async (t) => {
   const { server } = await tracedSignIn();
   t.is(server.resource['service.name'], 'backplane');
+  t.regex(String(server.resource['service.version']), /^\d+\.\d+\.\d+/);
   t.regex(String(server.resource['service.instance.id']), /^[0-9a-f]{16}$/);
   t.is(server.resource['k8s.pod.name'], POD);
   t.is(server.resource['backplane.role'], 'instance');
@@ -129,7 +135,7 @@ test('an incoming X-Request-Id is kept, and its log line carries the trace id be
   t.is(line.trace_id, traceId);
 });
 
-test('a request its caller sampled out (traceparent flags 00) makes no span, of its own or of its statements, and its log line no trace id', async (t) => {
+test("a request its caller sampled out (traceparent flags 00) makes no span, of its own or of its statements, and keeps the caller's trace id", async (t) => {
   const traceId = hex(16);
   const response = await send(cluster.url, {
     path: '/auth/sign-in',
@@ -137,22 +143,23 @@ test('a request its caller sampled out (traceparent flags 00) makes no span, of 
     body: { email: EMAIL, password: 'not-the-password' },
   });
   t.is(response.status, 401);
-  const requestId = (response.body as { request_id: string }).request_id;
-  t.not(requestId, traceId);
+  // Issue 45: the caller's trace id is the request id and the log line's trace_id, sampled or not.
+  t.is((response.body as { request_id: string }).request_id, traceId);
   // Each instance exports its spans in the order they end: once a later request's span has come
-  // from both instances, anything the sampled-out one made would have come too. Probes, not
-  // sign-ins: the other cases' requests under /auth share the per-address budget.
+  // from both instances, anything the sampled-out one made would have come too. Unmatched paths,
+  // not sign-ins (the other cases' requests under /auth share the per-address budget) nor probes (never traced).
   const instances = new Set<string>();
   for (let tries = 0; tries < 40 && instances.size < 2; tries += 1) {
-    const probe = hex(16);
-    await send(cluster.url, { method: 'GET', path: '/readyz', headers: { traceparent: `00-${probe}-${hex(8)}-01` } });
-    const spans = await receiver.waitForSpans((received) => received.some((span) => span.traceId === probe), 'the probe\'s span');
-    instances.add(String(spans.find((span) => span.traceId === probe)!.resource['service.instance.id']));
+    const barrier = hex(16);
+    await send(cluster.url, { method: 'GET', path: '/trace-barrier', headers: { traceparent: `00-${barrier}-${hex(8)}-01` } });
+    const spans = await receiver.waitForSpans((received) => received.some((span) => span.traceId === barrier), 'the barrier\'s span');
+    instances.add(String(spans.find((span) => span.traceId === barrier)!.resource['service.instance.id']));
   }
   t.is(instances.size, 2);
   t.false(receiver.spans().some((span) => span.traceId === traceId));
-  const line = await waitFor(async () => logLines().find((each) => each.request_id === requestId), 10_000, 'the access log line');
-  t.is(line.trace_id, undefined);
+  const line = await waitFor(async () => logLines().find((each) => each.request_id === traceId), 10_000, 'the access log line');
+  t.is(line.trace_id, traceId);
+  t.is(line.span_id, undefined);
 });
 
 test("the primary's spans arrive: its start-up migration, with its statements", async (t) => {

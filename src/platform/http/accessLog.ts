@@ -14,6 +14,8 @@ export function accessLog(parent: Logger, quietRoutes: ReadonlySet<string> = new
       logger[level](
         {
           request_id: request.requestId,
+          // Sampled, the mixin writes the same with span_id; sampled out, the caller's trace (undefined is left out).
+          trace_id: request.traceId,
           method: request.method,
           route: request.route,
           status: request.status,
@@ -29,6 +31,8 @@ export function accessLog(parent: Logger, quietRoutes: ReadonlySet<string> = new
 /** What the access log and the duration metric record of an answered request. */
 export interface AnsweredRequest {
   requestId: string;
+  /** The request's trace id (ServerSpan.traceId): the sampled span's or the caller's; undefined without either. */
+  traceId?: string | undefined;
   method: string;
   /** The route pattern, or `unmatched`. */
   route: string;

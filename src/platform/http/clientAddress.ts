@@ -123,6 +123,8 @@ export interface ClientAddressResolver {
   /** The client behind `peer`: read from X-Forwarded-For only when `peer` is a trusted proxy. */
   resolve(peer: string | undefined, forwardedFor: string | string[] | undefined): string;
   isTrusted(address: string): boolean;
+  /** True when the socket peer itself (as Node gives it, not yet canonical) is a trusted proxy. */
+  isTrustedPeer(peer: string | undefined): boolean;
 }
 
 /** A dotted IPv4 address (already validated) as a 32-bit number, read without allocating. */
@@ -195,6 +197,7 @@ export function createClientAddressResolver(ranges: ProxyRange[]): ClientAddress
   };
   return {
     isTrusted,
+    isTrustedPeer: (peer) => peerOf(peer ?? '').trusted,
     resolve(peer, forwardedFor) {
       const { client, trusted } = peerOf(peer ?? '');
       if (!forwardedFor || !trusted) {

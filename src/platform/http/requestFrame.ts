@@ -5,7 +5,7 @@ import type { AnsweredRequest } from './accessLog.ts';
 import type { AppError } from '../errors.ts';
 import type { Problem } from './problem.ts';
 import { requestIdFor } from './requestId.ts';
-import { type ServerSpan, traceRequests } from '../tracing/serverSpan.ts';
+import { type RequestTracing, type ServerSpan, traceRequests } from '../tracing/serverSpan.ts';
 
 export interface RequestFrameOptions {
   /** The client address of a request (trusted proxies resolved). */
@@ -20,6 +20,8 @@ export interface RequestFrameOptions {
   draining?: () => boolean;
   /** APP_REQUEST_DEADLINE_SECONDS in ms: `ctx.state.deadlineAt` is the arrival plus this, the one deadline of every wait. */
   requestDeadlineMs?: number;
+  /** Whose traceparent may decide sampling, and which paths get no span (tracing on only). */
+  tracing?: RequestTracing;
 }
 
 /** What an early answer may look at: the request line and the resolved client, never the body. */
@@ -60,7 +62,8 @@ export function createRequestFrame(options: RequestFrameOptions) {
 
   const handleRequest = async function handleRequest(ctx: Context, next: Next, span?: ServerSpan): Promise<void> {
     const started = performance.now();
-    const requestId = requestIdFor(ctx.get('X-Request-Id'), span?.sampledTraceId);
+    const traceId = span?.traceId;
+    const requestId = requestIdFor(ctx.get('X-Request-Id'), traceId);
     ctx.state.requestId = requestId;
     ctx.state.deadlineAt = started + deadlineMs;
     try {
@@ -74,18 +77,14 @@ export function createRequestFrame(options: RequestFrameOptions) {
     if (options.draining?.()) {
       ctx.set('Connection', 'close');
     }
-    finish({
-      requestId,
-      method: ctx.method,
-      route: (ctx.state.routePattern as string | undefined) ?? 'unmatched',
-      status: ctx.status,
-      durationMs: performance.now() - started,
-      clientAddress: (ctx.state.clientAddress as string | undefined) ?? '',
-    });
-    span?.end((ctx.state.routePattern as string | undefined) ?? 'unmatched', ctx.status);
+    const route = (ctx.state.routePattern as string | undefined) ?? 'unmatched';
+    const clientAddress = (ctx.state.clientAddress as string | undefined) ?? '';
+    finish({ requestId, traceId, method: ctx.method, route, status: ctx.status, durationMs: performance.now() - started, clientAddress });
+    span?.end(route, ctx.status, clientAddress);
   };
   // Tracing off (no OTLP endpoint) leaves the request path as it was: not even a branch per request.
-  const middleware: Middleware = traceRequests(handleRequest) ?? handleRequest;
+  const tracing = traceRequests(handleRequest, options.tracing);
+  const middleware: Middleware = tracing?.middleware ?? handleRequest;
 
   /** True when `answer` answered the request; false leaves it to Koa untouched. */
   const answerEarly = (req: IncomingMessage, res: ServerResponse, answer: EarlyAnswer): boolean => {
@@ -111,7 +110,8 @@ export function createRequestFrame(options: RequestFrameOptions) {
       return false;
     }
     const incoming = req.headers['x-request-id'];
-    const requestId = requestIdFor(typeof incoming === 'string' ? incoming : '');
+    const traceId = tracing?.callerTraceId(req);
+    const requestId = requestIdFor(typeof incoming === 'string' ? incoming : '', traceId);
     const typed = options.problemOf(error, requestId);
     if (!typed) {
       return false;
@@ -125,7 +125,7 @@ export function createRequestFrame(options: RequestFrameOptions) {
       'Content-Length': Buffer.byteLength(body),
     });
     res.end(body);
-    finish({ requestId, method, route: 'unmatched', status: typed.problem.status, durationMs: performance.now() - started, clientAddress });
+    finish({ requestId, traceId, method, route: 'unmatched', status: typed.problem.status, durationMs: performance.now() - started, clientAddress });
     return true;
   };
 

@@ -1,5 +1,7 @@
 // Imported only when an OTLP endpoint is configured (setup.ts): tracing off loads none of this.
+import { readFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { join } from 'node:path';
 import { type TextMapPropagator, propagation } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
@@ -9,7 +11,9 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { type Resource, defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { packageRoot } from '../packageRoot.ts';
 import { PooledIdGenerator } from './ids.ts';
+import { TrustedParentSampler, samplerFromEnv } from './sampler.ts';
 import type { Tracing, TracingIdentity } from './setup.ts';
 import { statementName } from './statementName.ts';
 
@@ -57,12 +61,14 @@ export function exportBatchSize(): number | undefined {
   return process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE ? undefined : 256;
 }
 
-/** What every span of this thread is from: service, pod, role and instance, then OTEL_RESOURCE_ATTRIBUTES. */
+/** What every span of this thread is from: service and its version, pod, role and instance, then OTEL_RESOURCE_ATTRIBUTES. */
 export function tracingResource(identity: TracingIdentity & { pod: string }): Resource {
+  const { version } = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string };
   return defaultResource()
     .merge(
       resourceFromAttributes({
         'service.name': 'backplane',
+        'service.version': version,
         'k8s.pod.name': identity.pod,
         'backplane.role': identity.role,
         ...(identity.instanceId ? { 'service.instance.id': identity.instanceId } : {}),
@@ -73,12 +79,15 @@ export function tracingResource(identity: TracingIdentity & { pod: string }): Re
 
 /**
  * Registers the SDK for this thread: resource (tracingResource), sampler from OTEL_TRACES_SAMPLER
- * (the SDK reads it), batched OTLP export, W3C propagation, and statement and fetch spans.
+ * that follows a caller's decision only from a trusted peer (sampler.ts), batched OTLP export, W3C
+ * propagation, and statement and fetch spans.
  */
 export async function loadTracing(identity: TracingIdentity & { pod: string }): Promise<Tracing> {
+  const ids = new PooledIdGenerator();
   const provider = new NodeTracerProvider({
     resource: tracingResource(identity),
-    idGenerator: new PooledIdGenerator(),
+    idGenerator: ids,
+    sampler: new TrustedParentSampler(samplerFromEnv(), ids),
     spanProcessors: [new BatchSpanProcessor(await exporterFromEnv(), { maxExportBatchSize: exportBatchSize() })],
   });
   const propagator = propagatorsFromEnv();
