@@ -81,6 +81,10 @@ export const RELEASES: ReleaseNotes[] = [
         action: "Write the files into deploy/kubernetes/overlays/production/secrets/ from your Secret's values (same keys) before applying; delete the old Secret after the rollout",
       },
       {
+        change: "Tracing follows a caller's sampled traceparent only from APP_TRUSTED_PROXIES",
+        action: "Behind a proxy, set APP_TRUSTED_PROXIES to keep following its sampling decisions; have a proxy that forwards clients' traceparent drop or replace it",
+      },
+      {
         change: 'Kubernetes kit: migrations run once per rollout in the Job backplane-migrate, not in an init container of every pod; pods wait for them (APP_MIGRATIONS=wait)',
         action: 'Before each kubectl apply, delete the finished Job (its template is immutable); Argo CD does it through the PreSync hook',
       },
