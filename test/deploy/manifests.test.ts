@@ -37,6 +37,8 @@ const one = (manifests: Manifest[], kind: string, name?: string) => {
   }
   return found[0]!;
 };
+/** The Secret the pods mount (the other is the migrate Job's record, test/deploy/migrateJob.test.ts). */
+const podSecret = (manifests: Manifest[]) => one(manifests.filter((manifest) => manifest.metadata.name.startsWith('backplane-secrets-')), 'Secret');
 // The monitoring component's Grafana dashboard is a ConfigMap too (test/deploy/dashboard.test.ts).
 const withoutDashboard = (manifests: Manifest[]) => manifests.filter((manifest) => manifest.metadata.labels?.grafana_dashboard === undefined);
 /** kustomize wraps a Secret's base64 at 70 columns; the API server's decoder skips the line breaks, the schema's format check does not. */
@@ -109,7 +111,7 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     t.true(pod.terminationGracePeriodSeconds! > Number(preStop[1]) + drainSeconds + 5);
   });
 
-  test(`${variant}: migrations run once per rollout in a Job (a pre-sync hook), and the server's pods wait for them`, (t) => {
+  test(`${variant}: migrations run once per rollout in a Job, and the server's pods wait for them`, (t) => {
     const pod = podSpec(manifests);
     const job = one(manifests, 'Job') as unknown as Job;
     const migrate = job.spec!.template.spec!.containers[0]!;
@@ -118,7 +120,8 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     t.is(migrate.envFrom?.[0]?.configMapRef?.name, pod.containers[0]!.envFrom?.[0]?.configMapRef?.name);
     t.is(job.spec!.template.spec!.restartPolicy, 'Never');
     t.true((job.spec!.activeDeadlineSeconds ?? 0) > 0);
-    t.is(job.metadata?.annotations?.['argocd.argoproj.io/hook'], 'PreSync');
+    // An ordinary resource, no Argo CD hook: a PreSync hook would run before its ConfigMap and Secret exist (test/deploy/migrateJob.test.ts).
+    t.falsy(job.metadata?.annotations?.['argocd.argoproj.io/hook']);
     // No pod of the Deployment migrates: each waits for the Job's schema instead.
     t.falsy(pod.initContainers?.length);
     t.is((one(withoutDashboard(manifests), 'ConfigMap') as unknown as { data: Record<string, string> }).data.APP_MIGRATIONS, 'wait');
@@ -202,18 +205,18 @@ test('production: the Prometheus Operator resources come along, the rule equal t
 });
 
 test('production: the secretGenerator makes the mounted Secret; a changed secret renames it, so the pods roll', (t) => {
-  const secret = one(rendered.production, 'Secret');
+  const secret = podSecret(rendered.production);
   t.regex(secret.metadata.name, /^backplane-secrets-[a-z0-9]+$/);
   t.is(podSpec(rendered.production).volumes?.find((volume) => volume.secret)?.secret?.secretName, secret.metadata.name);
   const changed = kustomize('overlays/production', kitWithSecrets({ DATABASE_URL: 'postgres://backplane:rotated@db:5432/backplane' }));
-  const renamed = one(changed, 'Secret').metadata.name;
+  const renamed = podSecret(changed).metadata.name;
   t.not(renamed, secret.metadata.name);
   t.is(podSpec(changed).volumes?.find((volume) => volume.secret)?.secret?.secretName, renamed);
   t.throws(() => execFileSync(join(kit, 'create-secret.sh'), [], { env: { ...process.env, DATABASE_URL: 'postgres://x@db/x' }, stdio: 'pipe' }), undefined, 'never replaces a secret file');
 });
 
 test('the Secret script generates the key formats the service reads', (t) => {
-  const secret = unwrapped(one(rendered.production, 'Secret')) as unknown as { data: Record<string, string> };
+  const secret = unwrapped(podSecret(rendered.production)) as unknown as { data: Record<string, string> };
   t.notThrows(() => new Secret(secret as never).validate());
   const value = (key: string) => Buffer.from(secret.data[key]!, 'base64').toString('utf8');
   t.is(value('DATABASE_URL'), 'postgres://backplane:secret@db:5432/backplane');
