@@ -46,7 +46,8 @@ const ROWS = [
   ['Golden signals (API traffic, probes excluded)', [
     ['Requests per second by route', 'reqps', [q('sum by (route) (rate(backplane_http_request_duration_seconds_count{$api}[$__rate_interval]))', '{{route}}')],
       'API requests answered per second, by route pattern; /livez and /readyz left out.'],
-    ['Error ratio (5xx)', 'percentunit', [q('sum(rate(backplane_http_request_duration_seconds_count{$api, status=~"5.."}[$__rate_interval])) / sum(rate(backplane_http_request_duration_seconds_count{$api}[$__rate_interval]))', '5xx')],
+    // No 5xx series exists until the first 5xx: `or vector(0)` makes the ratio 0, not "No data", while requests are answered.
+    ['Error ratio (5xx)', 'percentunit', [q('(sum(rate(backplane_http_request_duration_seconds_count{$api, status=~"5.."}[$__rate_interval])) or vector(0)) / sum(rate(backplane_http_request_duration_seconds_count{$api}[$__rate_interval]))', '5xx')],
       'Share of API answers that were 5xx. Above 5% for 10 minutes raises BackplaneHighErrorRate.', 'BackplaneHighErrorRate'],
     ['Errors by route and status', 'reqps', [q('sum by (route, status) (rate(backplane_http_request_duration_seconds_count{$api, status=~"[45].."}[$__rate_interval]))', '{{status}} {{route}}')],
       '4xx and 5xx answers per second, by route pattern and status.'],

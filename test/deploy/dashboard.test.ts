@@ -1,9 +1,12 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
+import { stringify } from 'yaml';
 import { kitWithSecrets, kustomize, root } from './manifests.ts';
+import { ensurePromtool } from './promtool.ts';
 
 interface Link {
   title: string;
@@ -81,6 +84,39 @@ test('the dashboard type-checks against @grafana/schema\'s Dashboard, and the ch
     );
     t.regex(output, /wrong\.ts\(\d+,\d+\): error TS/);
     t.notRegex(output, /shipped\.ts/);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+/** A panel's query with Grafana's variables as the shipped dashboard starts: job backplane, every namespace and pod. */
+const asQueried = (expr: string) =>
+  expr.replaceAll('$__rate_interval', '1m').replaceAll('=~"$job"', '=~"backplane"').replaceAll('=~"$namespace"', '=~".*"').replaceAll('=~"$pod"', '=~".*"');
+
+test('the 5xx ratio is 0 while requests succeed, not "No data", and the share of 5xx once they fail (evaluated by promtool)', (t) => {
+  const panel = charts.find((chart) => chart.title === 'Error ratio (5xx)')!;
+  const expr = asQueried(panel.targets![0]!.expr);
+  const series = (status: string, values: string) => ({
+    series: `backplane_http_request_duration_seconds_count{job="backplane", namespace="test", pod="backplane-0", route="/ops/system", method="GET", status="${status}"}`,
+    values,
+  });
+  const folder = mkdtempSync(join(tmpdir(), 'backplane-dashboard-'));
+  try {
+    // Only 200s for 10 minutes; then 5xx at a quarter of the rate (1 of 4 requests a minute).
+    const cases = {
+      rule_files: [],
+      evaluation_interval: '1m',
+      tests: [
+        { interval: '1m', input_series: [series('200', '0+60x10')], promql_expr_test: [{ expr, eval_time: '5m', exp_samples: [{ labels: '{}', value: 0 }] }] },
+        { interval: '1m', input_series: [series('200', '0+45x10'), series('503', '0+15x10')], promql_expr_test: [{ expr, eval_time: '5m', exp_samples: [{ labels: '{}', value: 0.25 }] }] },
+      ],
+    };
+    writeFileSync(join(folder, 'dashboard.test.yaml'), stringify(cases));
+    const output = execFileSync(ensurePromtool(), ['test', 'rules', 'dashboard.test.yaml'], { cwd: folder, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    t.regex(output, /SUCCESS/);
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    t.fail(`promtool: ${stdout ?? ''}${stderr ?? (error as Error).message}`);
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
