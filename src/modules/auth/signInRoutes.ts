@@ -81,7 +81,7 @@ export const signInRoutes = [
     body: z.object({ refresh_token: opaque.optional() }),
     status: 204,
     responses: { 204: null },
-    problems: ['invalid_refresh_token', 'rate_limited'],
+    problems: ['invalid_refresh_token'],
     handler: async ({ body, caller, deps }) => {
       await signOut(deps.signIn.pool, deps.signIn, body.refresh_token, caller);
     },
