@@ -85,6 +85,11 @@ export const RELEASES: ReleaseNotes[] = [
         action: "Behind a proxy, set APP_TRUSTED_PROXIES to keep following its sampling decisions; have a proxy that forwards clients' traceparent drop or replace it",
       },
       {
+        change: 'An empty or unreadable *_FILE stops start-up; a world-readable one warns',
+        action: "Check each *_FILE names a non-empty file the service's user reads; chmod o-r (or defaultMode 0440 with fsGroup)",
+      },
+      { change: 'A database that refuses the password or does not answer at start exits 2 (was 1)', action: 'Scripts that branch on exit codes: 2 also means this now' },
+      {
         change: 'Kubernetes kit: migrations run once per rollout in the Job backplane-migrate, not in an init container of every pod; pods wait for them (APP_MIGRATIONS=wait)',
         action: 'Before each kubectl apply, delete the finished Job (its template is immutable); Argo CD does it through the PreSync hook',
       },
