@@ -1,27 +1,40 @@
 // Writes the monitoring files derived from hand-kept sources, so they never disagree:
-// - every runbook_url in deploy/prometheus/rules.yaml: RUNBOOK_BASE below + the runbook's file name;
+// - every runbook_url in deploy/prometheus/rules.yaml and rules.test.yaml: PUBLIC_URL/docs/runbooks/<alert>;
 // - deploy/kubernetes/components/monitoring/prometheusrule.yaml from deploy/prometheus/rules.yaml;
 // - deploy/grafana/backplane.json (the Grafana dashboard) from the panel list below, and its copy the
-//   monitoring component ships as a ConfigMap labelled grafana_dashboard: "1".
+//   monitoring component ships as a ConfigMap labelled grafana_dashboard: "1";
+// - the component's public-url.yaml, the replacements that put the overlay's APP_PUBLIC_URL in both;
+// - src/console/docs/runbooks/, the pages each instance serves at /docs/runbooks/<alert>, from deploy/runbooks/.
 // `node scripts/monitoring.mjs` rewrites them; `--check` exits 1 naming any that is stale (a test runs it).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RULES_FILE = join(root, 'deploy/prometheus/rules.yaml');
+const RULES_TEST_FILE = join(root, 'deploy/prometheus/rules.test.yaml');
 const PROMETHEUS_RULE_FILE = join(root, 'deploy/kubernetes/components/monitoring/prometheusrule.yaml');
+const PUBLIC_URL_FILE = join(root, 'deploy/kubernetes/components/monitoring/public-url.yaml');
 const DASHBOARD_FILE = join(root, 'deploy/grafana/backplane.json');
 const DASHBOARD_COPY_FILE = join(root, 'deploy/kubernetes/components/monitoring/grafana-dashboard.json');
+const RUNBOOKS = join(root, 'deploy/runbooks');
+const RUNBOOK_PAGES = join(root, 'src/console/docs/runbooks');
 
-// The one place the runbooks' address is set (ADR 0126): point it at your copy of deploy/runbooks/
-// (a fork, an internal Git server) and run this script; alerts and the dashboard link there.
-const RUNBOOK_BASE = 'https://github.com/example/backplane/blob/main/deploy/runbooks/';
+// Each instance serves the runbooks (src/console/sites.ts), so a link is APP_PUBLIC_URL + this path.
+// PUBLIC_URL is the production overlay's placeholder: the monitoring component replaces it with the
+// overlay's APP_PUBLIC_URL (public-url.yaml), the one place it is set. Without the component, replace
+// it in rules.yaml and set the dashboard's backplane_url variable.
+const PUBLIC_URL = 'https://backplane.example.com';
+const RUNBOOK_PATH = '/docs/runbooks';
+const runbookUrl = (alert) => `${PUBLIC_URL}${RUNBOOK_PATH}/${alert}`;
 
-function rulesText() {
-  return readFileSync(RULES_FILE, 'utf8').replace(/^(\s+runbook_url: )\S*?([A-Za-z]+\.md)$/gm, (_line, key, file) => `${key}${RUNBOOK_BASE}${file}`);
+/** A rules file with each runbook_url (quoted or not) made from its last path segment, the alert's name. */
+function withRunbookUrls(file) {
+  return readFileSync(file, 'utf8').replace(/^(\s+runbook_url: "?)\S*?\/([A-Za-z]+?)(?:\.md)?("?)$/gm, (_line, key, alert, quote) => `${key}${runbookUrl(alert)}${quote}`);
 }
+
+const rulesText = () => withRunbookUrls(RULES_FILE);
 
 function prometheusRuleText() {
   const rules = parse(rulesText());
@@ -126,7 +139,7 @@ function dashboardText() {
         datasource: { type: 'prometheus', uid: '${datasource}' },
         fieldConfig: { defaults: { unit }, overrides: [] },
         gridPos: { h: 8, w: 8, x: (index % 3) * 8, y: y + Math.floor(index / 3) * 8 },
-        links: alert ? [link(`Runbook: ${alert}`, `${RUNBOOK_BASE}${alert}.md`, `What ${alert} means and what to do`)] : [],
+        links: alert ? [link(`Runbook: ${alert}`, `${'${backplane_url}'}${RUNBOOK_PATH}/${alert}`, `What ${alert} means and what to do`)] : [],
         targets: targets.map((target, n) => ({ refId: String.fromCharCode(65 + n), expr: target.expr, legendFormat: target.legend })),
       });
     });
@@ -151,8 +164,8 @@ function dashboardText() {
     time: { from: 'now-6h', to: 'now' },
     refresh: '30s',
     links: [
-      link('Runbooks', RUNBOOK_BASE, 'What each Backplane alert means, how to check, what to do'),
-      link('Console', '${console}', 'Backplane\'s operations console (set the console variable to your APP_PUBLIC_URL/console)'),
+      link('Runbooks', `${'${backplane_url}'}${RUNBOOK_PATH}`, 'What each Backplane alert means, how to check, what to do'),
+      link('Console', '${backplane_url}/console', 'Backplane\'s operations console'),
     ],
     templating: {
       list: [
@@ -160,7 +173,8 @@ function dashboardText() {
         { ...variable('job', 'label_values(backplane_instance_info, job)'), includeAll: false, multi: false, current: { text: 'backplane', value: 'backplane' } },
         variable('namespace', 'label_values(backplane_instance_info{job=~"$job"}, namespace)'),
         variable('pod', 'label_values(backplane_instance_info{job=~"$job", namespace=~"$namespace"}, pod)'),
-        { name: 'console', type: 'textbox', label: 'Console URL', query: 'https://backplane.example.com/console', current: { text: 'https://backplane.example.com/console', value: 'https://backplane.example.com/console' } },
+        // Hidden: the instances' APP_PUBLIC_URL, where the links lead; its only copy in the dashboard (public-url.yaml).
+        { name: 'backplane_url', type: 'constant', label: 'Backplane URL', hide: 2, query: PUBLIC_URL },
       ],
     },
     panels,
@@ -168,20 +182,83 @@ function dashboardText() {
   return JSON.stringify(dashboard, null, 2) + '\n';
 }
 
+/**
+ * The monitoring component's replacements: the overlay's APP_PUBLIC_URL replaces PUBLIC_URL before
+ * each runbook_url's path, and as the dashboard's backplane_url. The dashboard is one JSON string in
+ * its ConfigMap: split at its double quotes, PUBLIC_URL is exactly one part, whose index is counted here.
+ */
+function publicUrlText(dashboard) {
+  const parts = dashboard.split('"');
+  const index = parts.indexOf(PUBLIC_URL);
+  if (index < 0 || parts.lastIndexOf(PUBLIC_URL) !== index || parts.filter((part) => part.includes(PUBLIC_URL)).length !== 1) {
+    throw new Error(`the dashboard must hold ${PUBLIC_URL} exactly once, as the backplane_url variable`);
+  }
+  const replacements = [
+    {
+      source: { kind: 'ConfigMap', name: 'backplane-config', fieldPath: 'data.APP_PUBLIC_URL' },
+      targets: [
+        { select: { kind: 'PrometheusRule', name: 'backplane' }, fieldPaths: ['spec.groups.*.rules.*.annotations.runbook_url'], options: { delimiter: `${RUNBOOK_PATH}/`, index: 0 } },
+        { select: { kind: 'ConfigMap', name: 'backplane-grafana-dashboard' }, fieldPaths: ['data.backplane\\.json'], options: { delimiter: '"', index } },
+      ],
+    },
+  ];
+  return '# Generated by scripts/monitoring.mjs: the overlay\'s APP_PUBLIC_URL (no trailing slash) in the runbook links.\n' + stringify(replacements, { lineWidth: 0 });
+}
+
+const escapeHtml = (text) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+
+/** A page of its own, nothing inline (the docs' strict policy): the runbook's Markdown, escaped, as preformatted text. */
+function runbookPage(title, body) {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · Backplane runbooks</title>
+<link rel="stylesheet" href="/docs/docs.css">
+</head>
+<body>
+<header class="docs-header"><strong>Backplane runbooks</strong> · <a href="${RUNBOOK_PATH}">every alert</a> · <a href="/console">console</a> · <a href="/docs">API</a></header>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+/** The served pages by file name: one per runbook, and the index listing each with its alert's summary. */
+function runbookPages() {
+  const summaries = new Map(parse(rulesText()).groups.flatMap((group) => group.rules).map((rule) => [rule.alert, rule.annotations.summary]));
+  const alerts = readdirSync(RUNBOOKS).filter((name) => /^[A-Za-z]+\.md$/.test(name)).map((name) => name.slice(0, -3)).sort();
+  const pages = new Map(alerts.map((alert) => [`${alert}.html`, runbookPage(alert, `<pre class="example">${escapeHtml(readFileSync(join(RUNBOOKS, `${alert}.md`), 'utf8'))}</pre>`)]));
+  const items = alerts.map((alert) => `<li><a href="${RUNBOOK_PATH}/${alert}">${alert}</a>: ${escapeHtml(summaries.get(alert) ?? '')}</li>`);
+  pages.set('index.html', runbookPage('Every alert', `<h1>What each alert means, how to check, what to do</h1>\n<ul>\n${items.join('\n')}\n</ul>`));
+  return pages;
+}
+
+const dashboard = dashboardText();
 const outputs = [
   [RULES_FILE, rulesText()],
+  [RULES_TEST_FILE, withRunbookUrls(RULES_TEST_FILE)],
   [PROMETHEUS_RULE_FILE, prometheusRuleText()],
-  [DASHBOARD_FILE, dashboardText()],
+  [DASHBOARD_FILE, dashboard],
   // The monitoring component's configMapGenerator reads it there: kustomize loads no file outside its folder.
-  [DASHBOARD_COPY_FILE, dashboardText()],
+  [DASHBOARD_COPY_FILE, dashboard],
+  [PUBLIC_URL_FILE, publicUrlText(dashboard)],
+  ...[...runbookPages()].map(([name, text]) => [join(RUNBOOK_PAGES, name), text]),
 ];
+// A page whose runbook is gone would still be served.
+const leftOver = existsSync(RUNBOOK_PAGES) ? readdirSync(RUNBOOK_PAGES).map((name) => join(RUNBOOK_PAGES, name)).filter((file) => !outputs.some(([output]) => output === file)) : [];
 if (process.argv.includes('--check')) {
-  const stale = outputs.filter(([file, text]) => !existsSync(file) || readFileSync(file, 'utf8') !== text).map(([file]) => file);
+  const stale = [...outputs.filter(([file, text]) => !existsSync(file) || readFileSync(file, 'utf8') !== text).map(([file]) => file), ...leftOver];
   if (stale.length > 0) {
     console.error(`stale, run node scripts/monitoring.mjs: ${stale.join(', ')}`);
     process.exit(1);
   }
 } else {
+  mkdirSync(RUNBOOK_PAGES, { recursive: true });
+  leftOver.forEach((file) => rmSync(file));
   for (const [file, text] of outputs) {
     writeFileSync(file, text);
   }

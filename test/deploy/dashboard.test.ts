@@ -28,7 +28,7 @@ interface Dashboard {
 const text = readFileSync(join(root, 'deploy', 'grafana', 'backplane.json'), 'utf8');
 const dashboard = JSON.parse(text) as Dashboard;
 const charts = dashboard.panels.filter((panel) => panel.type !== 'row');
-const runbookFile = (url: string) => join(root, 'deploy', 'runbooks', /\/deploy\/runbooks\/(\w+\.md)$/.exec(url)?.[1] ?? 'none');
+const runbookFile = (url: string) => join(root, 'deploy', 'runbooks', `${/^\$\{backplane_url\}\/docs\/runbooks\/(\w+)$/.exec(url)?.[1] ?? 'none'}.md`);
 
 test('the monitoring component ships the dashboard as a ConfigMap labelled grafana_dashboard', (t) => {
   // The production overlay generates its Secret from files create-secret.sh writes (git-ignored): render a copy that has them.
@@ -62,11 +62,14 @@ test('every panel has a description, and its runbook links lead to runbooks that
   t.deepEqual(links.filter((link) => !existsSync(runbookFile(link.url))).map((link) => link.url), []);
 });
 
-test('the dashboard links to the runbooks and to the console', (t) => {
-  const runbooks = dashboard.links.find((link) => link.title === 'Runbooks');
-  t.regex(runbooks?.url ?? '', /^https:\/\/.+\/deploy\/runbooks\/$/);
-  t.is(dashboard.links.find((link) => link.title === 'Console')?.url, '${console}');
-  t.regex(JSON.stringify(dashboard.templating.list.find((variable) => variable.name === 'console')), /\/console"/);
+test('the dashboard links to the runbooks and to the console on the instances, through its one backplane_url', (t) => {
+  t.is(dashboard.links.find((link) => link.title === 'Runbooks')?.url, '${backplane_url}/docs/runbooks');
+  t.is(dashboard.links.find((link) => link.title === 'Console')?.url, '${backplane_url}/console');
+  const variable = dashboard.templating.list.find((entry) => entry.name === 'backplane_url') as { type?: string; query?: string } | undefined;
+  t.is(variable?.type, 'constant');
+  t.regex(variable?.query ?? '', /^https:\/\/[^/]+$/);
+  // Its one copy: the monitoring component replaces it with the overlay's APP_PUBLIC_URL (test/deploy/runbookLinks.test.ts).
+  t.is(text.split(variable!.query!).length, 2);
 });
 
 test('the dashboard type-checks against @grafana/schema\'s Dashboard, and the check catches a wrong one', async (t) => {

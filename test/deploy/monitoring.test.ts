@@ -39,17 +39,19 @@ test('every alert has a summary, a description and a runbook that exists', (t) =
     t.truthy(rule.annotations.description, rule.alert);
     const url = new URL(rule.annotations.runbook_url!);
     t.is(url.protocol, 'https:', rule.alert);
-    t.true(url.pathname.endsWith(`/deploy/runbooks/${rule.alert}.md`), rule.alert);
+    // Served by every instance (src/console/sites.ts; test/deploy/runbookLinks.test.ts follows each link).
+    t.is(url.pathname, `/docs/runbooks/${rule.alert}`, rule.alert);
     const file = join(root, 'deploy', 'runbooks', `${rule.alert}.md`);
     t.true(existsSync(file), rule.alert);
     t.true(readFileSync(file, 'utf8').startsWith(`# ${rule.alert}\n`), rule.alert);
   }
 });
 
-test('every runbook_url starts with the one base scripts/monitoring.mjs sets', (t) => {
-  const base = /^const RUNBOOK_BASE = '(https:\/\/[^']+\/)';$/m.exec(readFileSync(join(root, 'scripts', 'monitoring.mjs'), 'utf8'))?.[1];
-  t.truthy(base);
-  t.deepEqual(rules.filter((rule) => rule.annotations.runbook_url !== `${base}${rule.alert}.md`).map((rule) => rule.alert), []);
+test('every runbook_url starts with the production overlay\'s APP_PUBLIC_URL, which the monitoring component replaces', (t) => {
+  const placeholder = /^const PUBLIC_URL = '(https:\/\/[^'/]+)';$/m.exec(readFileSync(join(root, 'scripts', 'monitoring.mjs'), 'utf8'))?.[1];
+  t.truthy(placeholder);
+  t.regex(readFileSync(join(root, 'deploy', 'kubernetes', 'overlays', 'production', 'kustomization.yaml'), 'utf8'), new RegExp(`^\\s+- APP_PUBLIC_URL=${placeholder}$`, 'm'));
+  t.deepEqual(rules.filter((rule) => rule.annotations.runbook_url !== `${placeholder}/docs/runbooks/${rule.alert}`).map((rule) => rule.alert), []);
 });
 
 test('severities are kube-prometheus\'s: critical, warning, info', (t) => {
