@@ -16,6 +16,7 @@ import { connectionBudget } from './connectionBudget.ts';
 import { contextFrameFlag } from './contextFrame.ts';
 import { instanceHeapLimitMb } from './heapSize.ts';
 import { type DatabaseHandle, checkServerVersion, openDatabase } from './database.ts';
+import { releaseDatabaseOnSignal } from './databaseSignals.ts';
 import { openSecretBox } from './encryptionKey.ts';
 import { openStoredSigningKey } from './signingKeys.ts';
 import { checkListenAddress } from './listenAddress.ts';
@@ -87,7 +88,7 @@ async function migrate(database: DatabaseHandle, logger: Logger, config: Config)
 
 /**
  * The primary: opens the database (embedded by default), migrates, forks the instances, restarts
- * a crashed one with backoff, serves metrics, and drains everything on SIGTERM or SIGINT.
+ * a crashed one with backoff, serves metrics, and drains everything on SIGTERM, SIGINT or SIGHUP.
  */
 export async function runPrimary(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, { role: 'primary' });
@@ -100,8 +101,19 @@ export async function runPrimary(config: Config): Promise<void> {
     await checkListenAddress(config.host, config.metricsPort, 'APP_METRICS_PORT');
   }
   const metrics = supervisionMetrics();
-  const database = await openDatabase(config, logger);
+  const opening = openDatabase(config, logger);
+  // Until the drain below takes the signals over, a signal stops the database this primary owns and exits.
+  const stopHandlingSignals = releaseDatabaseOnSignal(opening);
+  const database = await opening;
   logger.info(`using ${database.description}`);
+  if (database.ownership) {
+    logger.warn(`the embedded PostgreSQL was running already: ${database.ownership}`);
+  }
+  // A start that fails (a migration that does not apply) leaves no database running behind it.
+  const stopDatabaseAndThrow = async (error: unknown): Promise<never> => {
+    await database.release().catch((stopError: unknown) => logger.error({ err: stopError }, 'could not stop the embedded PostgreSQL'));
+    throw error;
+  };
   const budget = connectionBudget(config);
   logger.info(
     { connections: budget, pooling: config.databasePooling },
@@ -109,9 +121,11 @@ export async function runPrimary(config: Config): Promise<void> {
       `${budget.perPod ? `, the primary ${budget.perPod} for the pod's rate-limit decisions` : ''}; ${config.instances} instances: ${budget.perProcess}`,
   );
   // A trace of its own: the start-up's statements (and a slow migration) show in the collector.
-  await tracer.startActiveSpan('migrate', (span) => migrate(database, logger, config).finally(() => span.end()));
+  await tracer.startActiveSpan('migrate', (span) => migrate(database, logger, config).finally(() => span.end())).catch(stopDatabaseAndThrow);
   // Every module's work in the primary (the pod's rate-limit decisions), before the instances it serves.
-  const primaryWork = await startPrimaryWork(await currentApplication(), { config, logger, databaseUrl: database.url, registry: metrics.registry });
+  const primaryWork = await currentApplication()
+    .then((application) => startPrimaryWork(application, { config, logger, databaseUrl: database.url, registry: metrics.registry }))
+    .catch(stopDatabaseAndThrow);
   database.supervise({
     died: () => logger.error('embedded PostgreSQL died; restarting it'),
     restarting: (attempt, delayMs, error) =>
@@ -120,6 +134,7 @@ export async function runPrimary(config: Config): Promise<void> {
       metrics.databaseRestarts.inc();
       logger.warn({ attempt }, 'embedded PostgreSQL restarted');
     },
+    tookOver: (previousOwner) => logger.warn({ previous_owner: previousOwner }, 'the process that owned the embedded PostgreSQL has exited: this primary owns it now'),
   });
 
   let shuttingDown = false;
@@ -251,6 +266,9 @@ export async function runPrimary(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // A closed terminal's SIGHUP would otherwise end the primary alone and leave its database running.
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
+  stopHandlingSignals();
 }
 
 function announce(config: Config, logger: Logger): void {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { type SupervisionEvents, openEmbeddedDatabase } from '../platform/db/embedded.ts';
+import { type EmbeddedDatabase, type SupervisionEvents, openEmbeddedDatabase } from '../platform/db/embedded.ts';
 import { type Config, ConfigError } from './config.ts';
 
 /** The oldest PostgreSQL Backplane runs on, as `server_version_num` (ADR 0091). */
@@ -12,10 +12,24 @@ export interface DatabaseHandle {
   directUrl: string;
   /** Where the database is, safe to print: never the password. */
   description: string;
-  /** Stops the embedded server when this process started it; otherwise does nothing. */
+  /** For an embedded server found running: who owns it (stops and restarts it), in one sentence. */
+  ownership?: string | undefined;
+  /** Stops the embedded server when this process owns it (started it, or found it ownerless); otherwise does nothing. */
   release(): Promise<void>;
-  /** Restarts the embedded server if it dies (one this process started); does nothing otherwise. */
+  /** Keeps the embedded server up (restarts it, takes it over from an owner that exited); does nothing for an external one. */
   supervise(events: SupervisionEvents): void;
+}
+
+/** Who stops and restarts an embedded server found running, in one sentence; undefined for one this process started. */
+function ownership(embedded: EmbeddedDatabase): string | undefined {
+  if (!embedded.found) {
+    return undefined;
+  }
+  if (embedded.owned) {
+    return 'no live process owned it (the one that started it was killed): this process owns it now, stops it on exit and restarts it if it dies';
+  }
+  const owner = embedded.owner === undefined ? 'another running process' : `process ${embedded.owner}`;
+  return `it is owned by ${owner}, which stops it on exit and restarts it if it dies; while that process runs, this one only uses it`;
 }
 
 /** DATABASE_URL when set; else the embedded PostgreSQL in APP_DATA_DIR, reused if running. */
@@ -32,7 +46,8 @@ export async function openDatabase(config: Config, logger?: Logger): Promise<Dat
   return {
     url: embedded.url,
     directUrl: embedded.url,
-    description: `embedded PostgreSQL in ${config.dataDir}/postgres on 127.0.0.1:${port}${embedded.owned ? '' : ' (already running)'}`,
+    description: `embedded PostgreSQL in ${config.dataDir}/postgres on 127.0.0.1:${port}${embedded.found ? ' (found running)' : ''}`,
+    ownership: ownership(embedded),
     release: () => embedded.stop(),
     supervise: (events) => embedded.supervise(events),
   };

