@@ -1,13 +1,14 @@
 import { type Config, loadConfig } from '../app/config.ts';
 import { checkServerVersion, openDatabase } from '../app/database.ts';
 import { databaseFailure } from '../app/databaseFailure.ts';
+import { releaseDatabaseOnSignal } from '../app/databaseSignals.ts';
 import { migrateUp } from '../platform/db/migrations.ts';
 import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
 import { printConfigWarnings } from './configWarnings.ts';
 
 /**
  * Runs a command against DATABASE_URL or the embedded database (the running one, or started for
- * the command's duration). With migrate, pending migrations are applied first.
+ * the command's duration and stopped however it ends). With migrate, pending migrations are applied first.
  */
 export async function withDatabase<T>(
   work: (pool: InstrumentedPool, context: { url: string; config: Config }) => Promise<T>,
@@ -15,7 +16,13 @@ export async function withDatabase<T>(
 ): Promise<T> {
   const config = loadConfig();
   printConfigWarnings(config);
-  const database = await openDatabase(config);
+  const opening = openDatabase(config);
+  // Nothing the command starts outlives it: a signal stops the server too (thrown errors: the finally below).
+  const stopHandlingSignals = releaseDatabaseOnSignal(opening);
+  const database = await opening.catch((error: unknown) => {
+    stopHandlingSignals();
+    throw error;
+  });
   // A command may migrate, under a session advisory lock: it connects past any transaction pooler.
   const pool = createPool({ connectionString: database.directUrl, max: 2, applicationName: 'backplane-cli' });
   try {
@@ -30,5 +37,6 @@ export async function withDatabase<T>(
   } finally {
     await pool.end();
     await database.release();
+    stopHandlingSignals();
   }
 }
