@@ -91,7 +91,19 @@ export const RELEASES: ReleaseNotes[] = [
       { change: 'A database that refuses the password or does not answer at start exits 2 (was 1)', action: 'Scripts that branch on exit codes: 2 also means this now' },
       {
         change: 'Kubernetes kit: migrations run once per rollout in the Job backplane-migrate, not in an init container of every pod; pods wait for them (APP_MIGRATIONS=wait)',
-        action: 'Before each kubectl apply, delete the finished Job (its template is immutable); Argo CD does it through the PreSync hook',
+        action: 'None: each image, settings and secrets get their own Job (backplane-migrate-<hash>); kubectl apply -k creates it (deploy/README.md step 3)',
+      },
+      {
+        change: 'Kubernetes kit: the migrate Job is named backplane-migrate-<hash>, is no Argo CD hook, and its pods no longer carry app.kubernetes.io/name',
+        action: 'Plain kubectl: delete the old Job once (kubectl -n backplane delete job backplane-migrate --ignore-not-found); Argo CD, Flux: prune the old Job (nothing else)',
+      },
+      {
+        change: 'Kubernetes kit: no APP_JWT_PRIVATE_KEY; access tokens are signed by the keys sealed in the database',
+        action: 'To keep your key: uncomment components/pinned-signing-key and secrets/APP_JWT_PRIVATE_KEY in the overlay; otherwise tokens it signed are refused once (clients refresh)',
+      },
+      {
+        change: "runbook_url is <APP_PUBLIC_URL>/docs/runbooks/<alert>; the dashboard's console variable became the hidden backplane_url",
+        action: 'With the monitoring component: none. Rules or dashboard loaded by hand: replace https://backplane.example.com with your APP_PUBLIC_URL, set backplane_url',
       },
     ],
   },
