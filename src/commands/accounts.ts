@@ -33,7 +33,7 @@ export async function accounts(flags: Flags): Promise<number> {
           }
           return created;
         }),
-      { migrate: true },
+      { schema: 'current' },
     );
     console.log(`created account ${account.email} (${account.id})${roles.length ? ` with roles ${roles.join(', ')}` : ''}`);
     if (!password) {
@@ -42,7 +42,7 @@ export async function accounts(flags: Flags): Promise<number> {
     return 0;
   }
   if (action === 'list') {
-    const rows = await withDatabase((pool) => listAccounts(pool), { migrate: true });
+    const rows = await withDatabase((pool) => listAccounts(pool), { schema: 'current' });
     const entries = rows.map((row) => ({ id: row.id, email: row.email, roles: row.roles, locked: row.locked, created_at: row.createdAt.toISOString() }));
     if (hasFlag(flags, 'json')) {
       printJson({ accounts: entries });
@@ -58,7 +58,7 @@ export async function accounts(flags: Flags): Promise<number> {
       (pool) =>
         // The same operation as POST /ops/accounts/{id}/lock (ADR 0128).
         withTransaction(pool, (tx) => lockAccountBy(tx, recordAuditEvent, { email }, locked, flag(flags, 'reason'), { actor: CLI_ACTOR })),
-      { migrate: true },
+      { schema: 'current' },
     );
     // Every instance refuses its tokens within about a second (ADR 0064).
     console.log(`${locked ? 'locked' : 'unlocked'} account ${account.email} (${account.id})`);

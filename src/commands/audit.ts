@@ -41,7 +41,7 @@ export async function audit(flags: Flags): Promise<number> {
   }
   const stats = await withDatabase(
     (pool, { url, config }) => withServices(pool, url, config, ({ audit: queries }) => queries.stats({ from, to }, groupBy)),
-    { migrate: true },
+    { schema: 'current' },
   );
   if (hasFlag(flags, 'json')) {
     printJson({ from: stats.from.toISOString(), to: stats.to.toISOString(), group_by: stats.groupBy, total: stats.total, groups: stats.groups, other: stats.other });

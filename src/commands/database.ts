@@ -2,17 +2,19 @@ import { type Config, loadConfig } from '../app/config.ts';
 import { checkServerVersion, openDatabase } from '../app/database.ts';
 import { databaseFailure } from '../app/databaseFailure.ts';
 import { releaseDatabaseOnSignal } from '../app/databaseSignals.ts';
-import { migrateUp } from '../platform/db/migrations.ts';
 import { type InstrumentedPool, createPool } from '../platform/db/pool.ts';
 import { printConfigWarnings } from './configWarnings.ts';
+import { requireCurrentSchema } from './schemaRequired.ts';
 
 /**
  * Runs a command against DATABASE_URL or the embedded database (the running one, or started for
- * the command's duration and stopped however it ends). With migrate, pending migrations are applied first.
+ * the command's duration and stopped however it ends). It never migrates: with schema 'current' a
+ * database lacking any of the code's migrations is refused in one line; 'any' is for the commands
+ * that read or change the schema itself (migrate, upgrade, doctor).
  */
 export async function withDatabase<T>(
   work: (pool: InstrumentedPool, context: { url: string; config: Config }) => Promise<T>,
-  options: { migrate: boolean },
+  options: { schema: 'current' | 'any' },
 ): Promise<T> {
   const config = loadConfig();
   printConfigWarnings(config);
@@ -23,15 +25,15 @@ export async function withDatabase<T>(
     stopHandlingSignals();
     throw error;
   });
-  // A command may migrate, under a session advisory lock: it connects past any transaction pooler.
+  // migrate up takes a session advisory lock: commands connect past any transaction pooler.
   const pool = createPool({ connectionString: database.directUrl, max: 2, applicationName: 'backplane-cli' });
   try {
     // The first statement is the first contact: a refused or unreachable server is one line, exit 2.
     await checkServerVersion(pool, database.description).catch((error: unknown) => {
       throw databaseFailure(error, config);
     });
-    if (options.migrate) {
-      await migrateUp(pool);
+    if (options.schema === 'current') {
+      await requireCurrentSchema(pool);
     }
     return await work(pool, { url: database.url, config });
   } finally {

@@ -48,7 +48,7 @@ export async function runDoctor(flags: Flags): Promise<{ ok: boolean; checks: Ch
               results.push(await runCheck(check, context));
             }
           }),
-        { migrate: false },
+        { schema: 'any' },
       );
     } catch (error) {
       results.push({ check: 'database', status: 'fail', message: `unreachable: ${(error as Error).message}; check DATABASE_URL and that the server runs` });

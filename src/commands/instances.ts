@@ -17,7 +17,7 @@ export async function instances(flags: Flags): Promise<number> {
         running: hasFlag(flags, 'running') ? true : undefined,
         limit,
       }),
-    { migrate: true },
+    { schema: 'current' },
   );
   const entries = rows.map(instanceEntry);
 

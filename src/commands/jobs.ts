@@ -41,7 +41,7 @@ export async function jobs(flags: Flags): Promise<number> {
           console.log(`${definition.name} ${definition.enabled ? 'enabled' : 'disabled'} (version ${definition.version}); every instance follows within a second`);
         }
       }),
-    { migrate: true },
+    { schema: 'current' },
   );
   return 0;
 }

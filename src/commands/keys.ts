@@ -18,7 +18,7 @@ export async function keys(flags: Flags): Promise<number> {
   }
   const config = loadConfig();
   if (action === 'list') {
-    const rows = await withDatabase((pool) => listSigningKeys(pool), { migrate: true });
+    const rows = await withDatabase((pool) => listSigningKeys(pool), { schema: 'current' });
     const entries = rows.map((key) => ({
       kid: key.kid,
       state: key.retiredAt === null ? 'signing' : 'verifying',
@@ -56,7 +56,7 @@ export async function keys(flags: Flags): Promise<number> {
         });
         return rotated;
       }),
-    { migrate: true },
+    { schema: 'current' },
   );
   console.log(
     `key ${rotation.kid} signs from now on` +

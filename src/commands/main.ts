@@ -3,6 +3,7 @@ import { ConfigError } from '../app/config.ts';
 import { AppError } from '../platform/errors.ts';
 import { UsageError, helpText, parseCommandArgs, resolveCommand, wantsHelp } from './args.ts';
 import { COMMANDS, type TopCommand } from './registry.ts';
+import { SchemaNotCurrent } from './schemaRequired.ts';
 
 function commandList(commands: readonly TopCommand[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));
@@ -65,7 +66,7 @@ export function runCli(application: Application | undefined, argv: readonly stri
       }
     },
     (error: unknown) => {
-      if (error instanceof UsageError || error instanceof ConfigError) {
+      if (error instanceof UsageError || error instanceof ConfigError || error instanceof SchemaNotCurrent) {
         console.error(`backplane: ${error.message}`);
         process.exit(2);
       }

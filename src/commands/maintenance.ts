@@ -26,7 +26,7 @@ export async function maintenance(flags: Flags): Promise<number> {
   changes.push({ name: 'maintenance.enabled', value: action === 'on' });
   const results = await withDatabase(
     (pool) => changeSettings(pool, (tx, event) => recordAuditEvent(tx, event).then(() => undefined), changes, flag(flags, 'reason'), { actor: CLI_ACTOR }),
-    { migrate: true },
+    { schema: 'current' },
   );
   const value = (name: string) => results.find((entry) => entry.definition.name === name)?.value;
   console.log(

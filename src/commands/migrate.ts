@@ -13,13 +13,13 @@ export async function migrate(flags: Flags): Promise<number> {
         process.stderr.write(pending ? `… applying ${pending} migration(s) under the advisory lock\n` : '');
       }
       return migrateUp(pool);
-    }, { migrate: false });
+    }, { schema: 'any' });
     console.log(applied.length ? `applied ${applied.length}: ${applied.join(', ')}` : 'nothing to apply: the schema is current');
     return 0;
   }
   if (action === 'status') {
     const files = listMigrationFiles();
-    const status = await withDatabase((pool) => migrationStatus(pool, files), { migrate: false });
+    const status = await withDatabase((pool) => migrationStatus(pool, files), { schema: 'any' });
     const pending = new Set(status.pendingNames);
     const ahead = status.unknown.length > 0 || status.current > status.latest;
     if (hasFlag(flags, 'json')) {

@@ -41,7 +41,7 @@ export async function settings(flags: Flags): Promise<number> {
         }
         return action === 'get' ? [service.get(name!)] : service.list(flag(flags, 'group'));
       }),
-    { migrate: true },
+    { schema: 'current' },
   );
   print(flags, result.map(settingBody), action !== 'list');
   return 0;

@@ -30,7 +30,7 @@ export async function token(flags: Flags): Promise<number> {
       metadata: { email: result.account.emailNormalized, ttl_seconds: ttl, methods: ['cli'] },
     });
     return result.issued;
-  }, { migrate: true });
+  }, { schema: 'current' });
   console.log(issued.token);
   return 0;
 }

@@ -238,7 +238,7 @@ async function run(flags: Flags): Promise<number> {
   say(`\ncommitted on branch ${branch}: image ${retagged.image}, ${LOCK_FILE}`);
   progress('applying migrations under the advisory lock');
   try {
-    report.migrations_applied = await withDatabase((pool) => migrateUp(pool), { migrate: false });
+    report.migrations_applied = await withDatabase((pool) => migrateUp(pool), { schema: 'any' });
   } catch (error) {
     throw new Error(`committed on branch ${branch}, but the migrations failed (${oneLine(error)}): fix the cause and run backplane migrate up`);
   }

@@ -120,6 +120,6 @@ async function evaluateAgainstDatabase(releases: ReleaseNotes[], overlay: string
         throw new UpgradeRefused(`could not evaluate the release notes against the database (${oneLine(error)}): nothing changed`);
       }
     },
-    { migrate: false },
+    { schema: 'any' },
   );
 }

@@ -1,5 +1,8 @@
 import test from 'ava';
-import { runCli } from '../support/cluster.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { root, runCli } from '../support/cluster.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 import { compose } from '../../src/app/application.ts';
 import { backplaneApplication } from '../../src/app/defaultApplication.ts';
@@ -153,4 +156,29 @@ test.serial('instances list and audit stats print JSON and tables', async (t) =>
   t.true(body.groups.some((group) => group.key === 'failure' && group.count === 1));
   t.regex((await runCli(['audit', 'stats', '--since', '3h'], env)).stdout, /^test\.cli\.one +2$/m);
   t.is((await runCli(['audit', 'stats', '--since', '1h', '--until', '2h'], env)).code, 2);
+});
+
+test('commands never migrate: with a migration pending or no schema at all they refuse in one line naming migrate up (exit 2) and apply nothing', async (t) => {
+  const folder = mkdtempSync(join(tmpdir(), 'backplane-pending-'));
+  writeFileSync(join(folder, '20990101000000_fixture_step.sql'), 'select * from no_such_table;\n');
+  const behind = await createTestDatabase();
+  const empty = await createTestDatabase({ migrated: false });
+  t.teardown(async () => {
+    rmSync(folder, { recursive: true, force: true });
+    await behind.drop();
+    await empty.drop();
+  });
+  const fixtureCli = join(root, 'test', 'support', 'moduleMigrationsCli.ts');
+  const ledger = async () => (await behind.pool.query<{ count: number }>('select count(*)::int as count from schema_migrations')).rows[0]!.count;
+  const before = await ledger();
+  const listed = await runCli(['jobs', 'list'], { DATABASE_URL: behind.url, BACKPLANE_TEST_MODULE_MIGRATIONS: folder }, undefined, fixtureCli);
+  t.is(listed.code, 2, listed.stderr);
+  t.regex(listed.stderr, /^backplane: the database's schema is behind this code, 1 migration\(s\) pending \(20990101000000_fixture_step\): run backplane migrate up, then this command again\n$/);
+  t.is(listed.stdout, '');
+  t.is(await ledger(), before);
+
+  const created = await runCli(['accounts', 'create', '--email', 'first@example.com'], { DATABASE_URL: empty.url });
+  t.is(created.code, 2, created.stderr);
+  t.regex(created.stderr, /^backplane: the database has no schema yet: run backplane migrate up \(or start the service, which applies migrations\), then this command again\n$/);
+  t.is((await empty.pool.query(`select to_regclass('schema_migrations') as ledger`)).rows[0].ledger, null);
 });
