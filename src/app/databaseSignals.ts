@@ -3,6 +3,16 @@ import type { DatabaseHandle } from './database.ts';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
+let exiting = false;
+
+/**
+ * True once a signal is stopping the database: the process exits with the signal's code when it
+ * has stopped, so a command failing meanwhile (its connection cut by the stop) must not exit first.
+ */
+export function exitingOnSignal(): boolean {
+  return exiting;
+}
+
 /**
  * Until the returned function is called, SIGINT, SIGTERM or SIGHUP stop the embedded database
  * this process owns (`opening` may still be starting it), then exit with 128 + the signal's
@@ -18,6 +28,7 @@ export function releaseDatabaseOnSignal(opening: Promise<DatabaseHandle>): () =>
         process.exit(code);
       }
       releasing = true;
+      exiting = true;
       void opening
         .then((database) => database.release())
         .catch(() => undefined)

@@ -1,5 +1,6 @@
 import { type Application, compose, currentApplication, useApplication } from '../app/application.ts';
 import { ConfigError } from '../app/config.ts';
+import { exitingOnSignal } from '../app/databaseSignals.ts';
 import { AppError } from '../platform/errors.ts';
 import { UsageError, helpText, parseCommandArgs, resolveCommand, wantsHelp } from './args.ts';
 import { COMMANDS, type TopCommand } from './registry.ts';
@@ -60,12 +61,19 @@ export function runCli(application: Application | undefined, argv: readonly stri
   }
   main([...argv], application).then(
     (code) => {
+      if (exitingOnSignal()) {
+        return;
+      }
       // serve keeps running; other commands end here.
       if (argv[0] !== 'serve' || code !== 0 || argv.slice(1).some((word) => word === '--help' || word === '-h')) {
         process.exit(code);
       }
     },
     (error: unknown) => {
+      // A signal is stopping the database the command started; its handler exits with 128 + the signal.
+      if (exitingOnSignal()) {
+        return;
+      }
       if (error instanceof UsageError || error instanceof ConfigError || error instanceof SchemaNotCurrent) {
         console.error(`backplane: ${error.message}`);
         process.exit(2);
