@@ -19,10 +19,10 @@ const putRole = (name: string, body: unknown, headers = app.headers.admin) => se
 const roleEvents = async (name: string) =>
   (await app.db.pool.query(`select action, actor_kind, metadata from audit_events where resource_type = 'role' and resource_id = $1 order by id`, [name])).rows;
 
-test('the roles list shows the built-in roles and their patterns', async (t) => {
+test('the roles list shows the built-in roles and their patterns: platform_admin every permission, ops_viewer the ops reads', async (t) => {
   const { status, body } = await getJson(`${app.instance.url}/ops/roles`, app.headers.viewer);
   t.is(status, 200);
-  t.like(body.roles.find((role: any) => role.name === 'platform_admin'), { builtin: true, permissions: ['ops.*'] });
+  t.like(body.roles.find((role: any) => role.name === 'platform_admin'), { builtin: true, permissions: ['*'], description: 'Every permission of every module' });
   t.like(body.roles.find((role: any) => role.name === 'ops_viewer'), { builtin: true, permissions: ['ops.*.read'] });
   await assertProblem(t, await putRole('anything', { permissions: [], reason: 'r' }, app.headers.viewer), 403, 'forbidden');
 });
@@ -129,7 +129,7 @@ test('a caller may add and remove only permissions it holds; the others stay as 
   t.like(await kept.json(), { permissions: ['ops.audit.read', 'ops.roles.write'], version: 3 });
   t.deepEqual((await deniedEvents('auth.role.change_denied', 'audit_team'))[0]?.metadata.permissions_not_held, ['ops.audit.read']);
 
-  // platform_admin holds every ops permission, so it may change anything.
+  // platform_admin holds every permission, so it may change anything.
   t.is((await putRole('audit_team', { permissions: [...PERMISSIONS], reason: 'everything' })).status, 200);
 });
 

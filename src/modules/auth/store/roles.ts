@@ -1,6 +1,7 @@
 import type { Queryable } from '../../../platform/db/pool.ts';
 import { PG, pgCode } from '../../../platform/db/pgErrors.ts';
 import { AuthError } from '../errors.ts';
+import { roleGrants } from '../permissions.ts';
 
 export interface Role {
   name: string;
@@ -22,9 +23,8 @@ interface RoleRow {
 
 const toRole = (row: RoleRow): Role => ({
   name: row.name,
-  permissions: row.permissions,
   builtin: row.builtin,
-  description: row.description,
+  ...roleGrants(row),
   version: row.version,
   updatedAt: row.updated_at,
 });
@@ -86,31 +86,34 @@ export async function grantRole(db: Queryable, accountId: string, roleName: stri
   }
 }
 
+/** A granted role as the grant queries read it: a built-in role's entries come from the code. */
+type GrantRow = Pick<RoleRow, 'name' | 'builtin' | 'permissions' | 'description'>;
+
 const selectGrantsSql = `
-select ar.account_id, r.permissions
+select ar.account_id, r.name, r.builtin, r.permissions, r.description
 from account_roles ar
 join roles r on r.name = ar.role_name`;
 
 /** Every account's permission entries: the whole table the bearer check keeps in memory. */
 export async function loadGrants(db: Queryable): Promise<Map<string, string[]>> {
-  const result = await db.query<{ account_id: string; permissions: string[] }>(selectGrantsSql);
+  const result = await db.query<GrantRow & { account_id: string }>(selectGrantsSql);
   const byAccount = new Map<string, string[]>();
   for (const row of result.rows) {
-    byAccount.set(row.account_id, [...(byAccount.get(row.account_id) ?? []), ...row.permissions]);
+    byAccount.set(row.account_id, [...(byAccount.get(row.account_id) ?? []), ...roleGrants(row).permissions]);
   }
   return byAccount;
 }
 
 const selectAccountGrantsSql = `
-select r.permissions
+select r.name, r.builtin, r.permissions, r.description
 from account_roles ar
 join roles r on r.name = ar.role_name
 where ar.account_id = $1`;
 
 /** One account's permission entries, to confirm a denial the cache may not have caught up with. */
 export async function loadAccountGrants(db: Queryable, accountId: string): Promise<string[]> {
-  const result = await db.query<{ permissions: string[] }>(selectAccountGrantsSql, [accountId]);
-  return result.rows.flatMap((row) => row.permissions);
+  const result = await db.query<GrantRow>(selectAccountGrantsSql, [accountId]);
+  return result.rows.flatMap((row) => roleGrants(row).permissions);
 }
 
 // Serialises writers of one role name, including its creation, when no row exists to lock yet.
