@@ -1,5 +1,9 @@
 #!/usr/bin/env node
-import { runCli } from './commands/main.ts';
+import { runApplicationCli } from './commands/applicationCli.ts';
 
-// Backplane's modules alone; each command loads only the code it runs (the application is composed on first use).
-runCli(undefined, process.argv.slice(2));
+const argv = process.argv.slice(2);
+// Inside an application its command line (Backplane composed with its modules); elsewhere Backplane's
+// modules alone, each command loading only the code it runs.
+if (!runApplicationCli(process.cwd(), argv)) {
+  (await import('./commands/main.ts')).runCli(undefined, argv);
+}
