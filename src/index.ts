@@ -13,6 +13,7 @@ export type {
   ModuleDeclarations,
   ModuleDefinition,
   ModuleMiddleware,
+  PlatformProblemCode,
   PrimaryContext,
   PrimaryWork,
   Route,

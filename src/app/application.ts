@@ -3,7 +3,9 @@ import { declareSettings } from '../modules/settings/index.ts';
 import type { AgingTarget } from '../platform/db/aging.ts';
 import type { StatusTable } from '../platform/errors.ts';
 import type { JobDefinition } from '../platform/jobs.ts';
-import type { AnyModule, ModuleCommand, SettingDeclaration } from '../platform/module.ts';
+import { type AnyModule, type ModuleCommand, type SettingDeclaration, isBackplaneModule } from '../platform/module.ts';
+import { BACKPLANE_NAMESPACES } from '../platform/declaredNames.ts';
+import { CompositionError, checkNamespaces, checkRoutes, refused } from './compositionChecks.ts';
 import { APPLICATION_SET, BACKPLANE_SET, useApplicationMigrations, useModuleMigrations } from '../platform/db/migrationSets.ts';
 
 /** An application: Backplane's modules and its own, composed once and used by `serve`, every command, the tests and the benches. */
@@ -33,30 +35,33 @@ export interface Composed {
   commands: readonly ModuleCommand[];
 }
 
-export class CompositionError extends Error {}
+export { CompositionError };
 
 /** Modules that collect from every other one (jobs, readiness, the document) are created after the rest. */
 const COLLECTING = new Set(['jobs', 'health', 'openapi']);
 
 /**
  * Composes an application: names are unique, every module's needs are in it and created before it
- * (a clear error names the missing module), and each declared name (permission, setting, job,
- * audit action, error code) belongs to one module.
+ * (a clear error names the missing module), each declared name (permission, setting, job,
+ * audit action, error code, route) belongs to one module and is namespaced by it. A refusal is one line.
  */
 export function defineApplication(options: ApplicationOptions): Application {
   const modules = [...options.modules.filter((m) => !COLLECTING.has(m.name)), ...options.modules.filter((m) => COLLECTING.has(m.name))];
   const seen = new Set<string>();
   for (const module of modules) {
     if (!/^[a-z][a-z0-9_]*$/.test(module.name)) {
-      throw new CompositionError(`module name ${JSON.stringify(module.name)} is not lowercase letters, digits and _`);
+      throw refused(`module name ${JSON.stringify(module.name)} is not lowercase letters, digits and _`);
     }
     if (seen.has(module.name)) {
-      throw new CompositionError(`module ${module.name} is listed twice`);
+      throw refused(`module ${module.name} is listed twice`);
+    }
+    if (BACKPLANE_NAMESPACES.includes(module.name) && !isBackplaneModule(module)) {
+      throw refused(`module ${module.name}: ${module.name} is Backplane's namespace, name the module otherwise`);
     }
     seen.add(module.name);
     // A module's migrations are listed under its name, beside the sets `backplane` and `application`.
     if (module.migrations !== undefined && [BACKPLANE_SET, APPLICATION_SET].includes(module.name)) {
-      throw new CompositionError(`module ${module.name} declares migrations: a module with migrations may not be named ${module.name}`);
+      throw refused(`module ${module.name} declares migrations: a module with migrations may not be named ${module.name}`);
     }
   }
   const position = new Map(modules.map((module, index) => [module.name, index]));
@@ -64,10 +69,10 @@ export function defineApplication(options: ApplicationOptions): Application {
     for (const need of module.needs ?? []) {
       const at = position.get(need);
       if (at === undefined) {
-        throw new CompositionError(`module ${module.name} needs module ${need}, which application ${options.name} does not list`);
+        throw refused(`module ${module.name} needs module ${need}, which application ${options.name} does not list`);
       }
       if (at > index) {
-        throw new CompositionError(`module ${module.name} needs module ${need}: list ${need} before ${module.name}`);
+        throw refused(`module ${module.name} needs module ${need}: list ${need} before ${module.name}`);
       }
     }
   }
@@ -90,7 +95,7 @@ export function compose(application: Application): Composed {
     if (kind.startsWith('error code')) {
       const known = statusOf.get(kind);
       if (known !== undefined && known !== name) {
-        throw new CompositionError(`${kind.slice(0, -3)} is answered with status ${known} and ${name} (module ${module})`);
+        throw refused(`${kind.slice(0, -3)} is answered with status ${known} and ${name} (module ${module})`);
       }
       statusOf.set(kind, name);
       return;
@@ -98,7 +103,7 @@ export function compose(application: Application): Composed {
     const key = `${kind} ${name}`;
     const owner = owners.get(key);
     if (owner !== undefined && owner !== module) {
-      throw new CompositionError(`${kind} ${name} is declared by modules ${owner} and ${module}`);
+      throw refused(`${kind} ${name} is declared by modules ${owner} and ${module}`);
     }
     owners.set(key, module);
   };
@@ -120,7 +125,7 @@ export function compose(application: Application): Composed {
     for (const setting of module.settings ?? []) {
       // Every change of a setting needs a reason (setting_reason_required): a declaration may say so, never waive it.
       if (setting.reasonRequired === false) {
-        throw new CompositionError(`setting ${setting.name} of module ${module.name} declares reasonRequired: false: every change of a setting needs a reason`);
+        throw refused(`setting ${setting.name} of module ${module.name} declares reasonRequired: false: every change of a setting needs a reason`);
       }
       claim('setting', setting.name, module.name);
       settings.push(setting);
@@ -142,13 +147,9 @@ export function compose(application: Application): Composed {
       claim(`error code ${code} as`, String(status), module.name);
     }
   }
-  for (const module of application.modules) {
-    for (const route of module.routes ?? []) {
-      if (route.permission !== undefined && !permissions.has(route.permission)) {
-        throw new CompositionError(`route ${route.method} ${route.path} of module ${module.name} checks permission ${route.permission}, which no module declares`);
-      }
-    }
-  }
+  // Names are claimed first, so a name two modules declare is refused naming both.
+  application.modules.forEach(checkNamespaces);
+  checkRoutes(application.modules, permissions);
   const composed: Composed = { permissions, settings, jobs, retention, auditActions, statuses: application.modules.map((m) => m.statuses ?? {}), commands };
   composedOf.set(application, composed);
   // Roles may grant any permission a module of this application declares (roles create --permission notes.read).

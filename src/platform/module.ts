@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import type { AgingTarget } from './db/aging.ts';
 import type { NotificationListener } from './db/listener.ts';
 import type { StatusTable } from './errors.ts';
+import type { platformStatuses } from './http/errors.ts';
 import type { AnyRoute, RouteDefinition } from './http/route.ts';
 import type { JobDefinition } from './jobs.ts';
 import type { ReadinessCheck } from './readiness.ts';
@@ -119,23 +120,30 @@ export interface Started<Api, RouteDeps> {
   close?(): void | Promise<void>;
 }
 
-/** What a module declares without a database: every list the composition root collects comes from here. */
-export interface ModuleDeclarations<Permission extends string = string, RouteDeps = unknown> {
+/** A code every route may answer with: the platform's own (`validation_failed`, `forbidden`, `rate_limited`…). */
+export type PlatformProblemCode = keyof typeof platformStatuses;
+
+/**
+ * What a module declares without a database: every list the composition root collects comes from here.
+ * `Permission` and `Code` are the module's permission names and problem codes, inferred by `defineModule`.
+ */
+export interface ModuleDeclarations<Permission extends string = string, RouteDeps = unknown, Code extends string = string> {
   name: string;
   /** Other modules this one uses, by name: checked when the application is composed. */
   needs?: readonly string[];
-  /** Permission name → what holding it allows. Names are public API. */
+  /** Permission name → what holding it allows: `<module>.…`, lowercase words joined by dots. Names are public API. */
   permissions?: Readonly<Record<Permission, string>>;
-  /** Static data: each handler receives `routeDeps` of the created module when it runs. */
-  routes?: readonly (Route<RouteDeps> & { permission?: NoInfer<Permission> | undefined })[];
+  /** Static data: each handler receives `routeDeps` of the created module when it runs; its permission is one declared above, its problem codes this module's or the platform's. */
+  routes?: readonly (Route<RouteDeps> & { permission?: NoInfer<Permission> | undefined; problems?: readonly NoInfer<Code | PlatformProblemCode>[] | undefined })[];
   /** Error code → HTTP status of the codes this module throws. */
-  statuses?: StatusTable;
+  statuses?: Readonly<Record<Code, number>>;
+  /** Named `<module>.…`. */
   settings?: readonly SettingDeclaration[];
-  /** Audit action → what the event records. */
+  /** Audit action (`<module>.…`) → what the event records. */
   auditActions?: Readonly<Record<string, string>>;
   /** How the module's tables age and are purged by the retention job. */
   retention?: readonly AgingTarget[];
-  /** Scheduled jobs whose handlers need nothing from `create` (the job context gives the pool, tasks and logger). */
+  /** Scheduled jobs (named `<module>_…`) whose handlers need nothing from `create` (the job context gives the pool, tasks and logger). */
   jobs?: readonly JobDefinition[];
   commands?: readonly ModuleCommand[];
   /** The folder of the module's own SQL migrations (`new URL('./migrations', import.meta.url)`): run with Backplane's and the application's, in one order by version, under one lock (ADR 0120). */
@@ -147,18 +155,23 @@ export interface ModuleDeclarations<Permission extends string = string, RouteDep
 }
 
 /** A capability as an application composes it (ADR 0120). */
-export interface ModuleDefinition<Api = unknown, RouteDeps = unknown, Permission extends string = string> extends ModuleDeclarations<Permission, RouteDeps> {
+export interface ModuleDefinition<Api = unknown, RouteDeps = unknown, Permission extends string = string, Code extends string = string>
+  extends ModuleDeclarations<Permission, RouteDeps, Code> {
   create?(context: ModuleContext): Started<Api, RouteDeps> | Promise<Started<Api, RouteDeps>>;
 }
 
 /** Any module, whatever its api, route dependencies and permissions: what an application lists. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each module has its own api and route dependencies
-export type AnyModule = ModuleDefinition<any, any, any>;
+export type AnyModule = ModuleDefinition<any, any, any, any>;
 
-/** Declares a module; route permissions are checked against the declared ones. */
-export function defineModule<Api = unknown, RouteDeps = unknown, Permission extends string = string>(
-  module: ModuleDefinition<Api, RouteDeps, Permission>,
-): ModuleDefinition<Api, RouteDeps, Permission> {
+/**
+ * Declares a module. Called without type arguments, it infers them, and the compiler checks each
+ * route's permission against the declared ones and its problem codes against `statuses` and the
+ * platform's; type arguments given by hand (`defineModule<undefined, Deps>`) turn that check off.
+ */
+export function defineModule<Api = unknown, RouteDeps = unknown, Permission extends string = string, Code extends string = string>(
+  module: ModuleDefinition<Api, RouteDeps, Permission, Code>,
+): ModuleDefinition<Api, RouteDeps, Permission, Code> {
   return module;
 }
 
@@ -172,9 +185,15 @@ export interface Module<Needs, Api, RouteDeps> extends Omit<ModuleDeclarations<s
   create(needs: Needs): Started<Api, RouteDeps> | Promise<Started<Api, RouteDeps>>;
 }
 
+/** Marks Backplane's own modules, whose names may also be in the `ops.` and `auth.` namespaces; copied by spreading. */
+const BACKPLANE_MODULE = Symbol('backplane module');
+
 export function definePart<Needs, Api, RouteDeps>(module: Module<Needs, Api, RouteDeps>): Module<Needs, Api, RouteDeps> {
-  return module;
+  return Object.assign(module, { [BACKPLANE_MODULE]: true });
 }
+
+/** Whether a module is one of Backplane's own (declared with `definePart`). */
+export const isBackplaneModule = (module: object): boolean => BACKPLANE_MODULE in module;
 
 /** Every route of some modules, for the document (no dependencies needed). */
 export const routesOf = (modules: readonly { routes?: readonly AnyRoute[] | undefined }[]): AnyRoute[] => modules.flatMap((module) => module.routes ?? []);

@@ -21,18 +21,18 @@ test('a module naming a module the application does not list fails composition, 
 
 test('a need listed after the module that needs it fails; so do two modules of one name and one permission declared twice', (t) => {
   const first = defineModule({ name: 'first', needs: ['second'] });
-  const second = defineModule({ name: 'second', permissions: { 'x.read': 'x' } });
+  const second = defineModule({ name: 'second', permissions: { 'second.read': 'x' } });
   t.throws(() => defineApplication({ name: 'app', modules: [first, second] }), { instanceOf: CompositionError });
   t.throws(() => defineApplication({ name: 'app', modules: [second, second] }), { instanceOf: CompositionError });
-  const again = defineModule({ name: 'again', permissions: { 'x.read': 'x again' } });
+  const again = defineModule({ name: 'again', permissions: { 'second.read': 'x again' } });
   t.throws(() => defineApplication({ name: 'app', modules: [second, again] }), { instanceOf: CompositionError });
   t.notThrows(() => defineApplication({ name: 'app', modules: [second, first] }));
 });
 
 test('a route checking a permission no module declares fails: in TypeScript, and at composition', (t) => {
-  const checked = defineRoute({ method: 'GET', path: '/x', tag: 'x', summary: 'x', permission: 'x.write', responses: { 200: z.object({}) }, handler: () => ({}) });
-  // @ts-expect-error -- x.write is not among the module's declared permissions
-  const typed = defineModule({ name: 'typed', permissions: { 'x.read': 'x' }, routes: [checked] });
+  const checked = defineRoute({ method: 'GET', path: '/x', tag: 'x', summary: 'x', permission: 'typed.write', responses: { 200: z.object({}) }, handler: () => ({}) });
+  // @ts-expect-error -- typed.write is not among the module's declared permissions
+  const typed = defineModule({ name: 'typed', permissions: { 'typed.read': 'x' }, routes: [checked] });
   t.throws(() => defineApplication({ name: 'app', modules: [typed] }), { instanceOf: CompositionError });
   t.notThrows(() => defineApplication({ name: 'app', modules: [defineModule({ name: 'open', routes: [openRoute] })] }));
 });
