@@ -32,7 +32,9 @@ export async function loadApplication(root: string, entry: string, argv: string[
   try {
     await import(pathToFileURL(entry).href);
   } catch (error) {
-    refuse(`the application in ${root} did not load (${relative(root, entry)}): ${inOneLine(error)}`, 1);
+    // A composition refusal is the application's configuration, as the entry itself would exit (2); anything else is its code failing (1).
+    const { CompositionError } = await import('../app/compositionChecks.ts');
+    refuse(`the application in ${root} did not load (${relative(root, entry)}): ${inOneLine(error)}`, error instanceof CompositionError ? 2 : 1);
   }
 }
 

@@ -35,14 +35,16 @@ test('inside an application, from any folder of it, every command runs its entry
   t.deepEqual(JSON.parse(ran.stdout), { argv: ['jobs', 'list', '--json'], entry: join(dir, 'src', 'main.ts'), dataDir: join(dir, '.data') });
 });
 
-test('an application that fails to load is refused in one line naming it, exit 1', async (t) => {
-  for (const [main, said] of [
-    ["throw new Error('module notes needs module inventory, which application fixture-app does not list');\n", /module notes needs module inventory/],
-    ['const broken: = 1;\n', /Transform failed/],
+test('an application that fails to load is refused in one line naming it: exit 2 for a composition refusal, 1 for its code failing', async (t) => {
+  const source = join(root, 'src', 'index.ts');
+  for (const [main, code, said] of [
+    [`import { backplaneModules, defineApplication } from '${source}';\ndefineApplication({ name: 'fixture-app', modules: [...backplaneModules, backplaneModules[0]!] });\n`, 2, /module \w+ is listed twice/],
+    ["throw new Error('the notes store did not open');\n", 1, /the notes store did not open/],
+    ['const broken: = 1;\n', 1, /Transform failed/],
   ] as const) {
     const dir = application(t, { 'src/main.ts': main });
     const ran = await backplane(['jobs', 'list'], dir);
-    t.is(ran.code, 1, ran.stderr);
+    t.is(ran.code, code, ran.stderr);
     oneLine(t, ran.stderr);
     t.regex(ran.stderr, /^backplane: the application in \S+ did not load \(src\/main\.ts\): /);
     t.regex(ran.stderr, said);
