@@ -50,6 +50,7 @@ export const notesModule = defineModule({
         pool: context.pool as pg.Pool,
         recordAudit: context.use<{ recordAudit: RecordAudit }>('audit').recordAudit,
         pageSize: () => context.use<{ reader: SettingsReader }>('settings').reader.integer('notes.page_size'),
+        runTask: context.runTask,
       },
     };
   },

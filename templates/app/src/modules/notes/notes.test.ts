@@ -53,3 +53,14 @@ test('writing a note is audited in the same transaction', async () => {
   const events = await db.pool.query(`select 1 from audit_events where action = 'notes.note.created' and resource_id = $1`, [created.body.id]);
   assert.equal(events.rowCount, 1);
 });
+
+test('the digest of the notes is computed on a worker thread, from the TypeScript task as written', async () => {
+  const writer = await accountWithToken(db.pool, { permissions: ['notes.write', 'notes.read'] });
+  const before = await send('GET', '/notes/digest', writer.token);
+  assert.equal(before.status, 200);
+  await send('POST', '/notes', writer.token, { title: 'digested' });
+  const after = await send('GET', '/notes/digest', writer.token);
+  assert.equal(after.body.notes, Number(before.body.notes) + 1);
+  assert.match(String(after.body.sha256), /^[0-9a-f]{64}$/);
+  assert.notEqual(after.body.sha256, before.body.sha256);
+});

@@ -1,5 +1,6 @@
 import { routeDefiner } from 'backplane';
 import { z } from 'zod';
+import { digestOfNotes } from './digest.ts';
 import { type NotesDeps, createNote, listNotes, readNote } from './service.ts';
 
 const Note = z.object({ id: z.string(), title: z.string(), body: z.string(), created_by: z.string(), created_at: z.string() });
@@ -33,6 +34,15 @@ export const notesRoutes = [
     query: Page,
     responses: { 200: z.object({ notes: z.array(Note) }) },
     handler: async ({ query, deps }) => ({ notes: await listNotes(deps, query.before) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/notes/digest',
+    permission: 'notes.read',
+    tag: 'notes',
+    summary: 'A SHA-256 digest of the notes, oldest first (at most 10,000), computed on a worker thread',
+    responses: { 200: z.object({ notes: z.number().int(), sha256: z.string() }) },
+    handler: ({ deps }) => digestOfNotes(deps),
   }),
   defineRoute({
     method: 'GET',

@@ -1,13 +1,14 @@
-import type { Queryable, RecordAudit } from 'backplane';
+import type { ModuleContext, Queryable, RecordAudit } from 'backplane';
 import type pg from 'pg';
 import { AppError } from 'backplane';
 import { type Note, insertNote, selectNote, selectNotes } from './store.ts';
 
-/** What the notes' routes are given: the pool, the audit trail and the settings they read. */
+/** What the notes' routes are given: the pool, the audit trail, the settings they read and the worker threads. */
 export interface NotesDeps {
   pool: pg.Pool;
   recordAudit: RecordAudit;
   pageSize(): number;
+  runTask: ModuleContext['runTask'];
 }
 
 interface Caller {

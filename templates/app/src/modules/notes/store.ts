@@ -62,3 +62,11 @@ delete from notes where id in (
 export async function deleteOldNotes(db: Queryable, seconds: number, batch: number): Promise<number> {
   return (await db.query(deleteOldNotesSql, [seconds, batch])).rowCount ?? 0;
 }
+
+// Oldest first, for the digest: its text only.
+const selectNoteTextsSql = `
+select id::text, title, body from notes order by id limit $1`;
+
+export async function selectNoteTexts(db: Queryable, limit: number): Promise<Array<{ id: string; title: string; body: string }>> {
+  return (await db.query<{ id: string; title: string; body: string }>(selectNoteTextsSql, [limit])).rows;
+}
