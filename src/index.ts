@@ -13,7 +13,6 @@ export type {
   ModuleDeclarations,
   ModuleDefinition,
   ModuleMiddleware,
-  PlatformProblemCode,
   PrimaryContext,
   PrimaryWork,
   Route,

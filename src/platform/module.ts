@@ -5,7 +5,6 @@ import type { Registry } from 'prom-client';
 import type { AgingTarget } from './db/aging.ts';
 import type { NotificationListener } from './db/listener.ts';
 import type { StatusTable } from './errors.ts';
-import type { platformStatuses } from './http/errors.ts';
 import type { AnyRoute, RouteDefinition } from './http/route.ts';
 import type { JobDefinition } from './jobs.ts';
 import type { ReadinessCheck } from './readiness.ts';
@@ -120,23 +119,17 @@ export interface Started<Api, RouteDeps> {
   close?(): void | Promise<void>;
 }
 
-/** A code every route may answer with: the platform's own (`validation_failed`, `forbidden`, `rate_limited`…). */
-export type PlatformProblemCode = keyof typeof platformStatuses;
-
-/**
- * What a module declares without a database: every list the composition root collects comes from here.
- * `Permission` and `Code` are the module's permission names and problem codes, inferred by `defineModule`.
- */
-export interface ModuleDeclarations<Permission extends string = string, RouteDeps = unknown, Code extends string = string> {
+/** What a module declares without a database: every list the composition root collects comes from here. */
+export interface ModuleDeclarations<Permission extends string = string, RouteDeps = unknown> {
   name: string;
   /** Other modules this one uses, by name: checked when the application is composed. */
   needs?: readonly string[];
   /** Permission name → what holding it allows: `<module>.…`, lowercase words joined by dots. Names are public API. */
   permissions?: Readonly<Record<Permission, string>>;
-  /** Static data: each handler receives `routeDeps` of the created module when it runs; its permission is one declared above, its problem codes this module's or the platform's. */
-  routes?: readonly (Route<RouteDeps> & { permission?: NoInfer<Permission> | undefined; problems?: readonly NoInfer<Code | PlatformProblemCode>[] | undefined })[];
+  /** Static data: each handler receives `routeDeps` of the created module when it runs; its permission is one declared above, its problem codes in some module's `statuses` or the platform's (checked at composition). */
+  routes?: readonly (Route<RouteDeps> & { permission?: NoInfer<Permission> | undefined })[];
   /** Error code → HTTP status of the codes this module throws. */
-  statuses?: Readonly<Record<Code, number>>;
+  statuses?: StatusTable;
   /** Named `<module>.…`. */
   settings?: readonly SettingDeclaration[];
   /** Audit action (`<module>.…`) → what the event records. */
@@ -155,23 +148,22 @@ export interface ModuleDeclarations<Permission extends string = string, RouteDep
 }
 
 /** A capability as an application composes it (ADR 0120). */
-export interface ModuleDefinition<Api = unknown, RouteDeps = unknown, Permission extends string = string, Code extends string = string>
-  extends ModuleDeclarations<Permission, RouteDeps, Code> {
+export interface ModuleDefinition<Api = unknown, RouteDeps = unknown, Permission extends string = string> extends ModuleDeclarations<Permission, RouteDeps> {
   create?(context: ModuleContext): Started<Api, RouteDeps> | Promise<Started<Api, RouteDeps>>;
 }
 
 /** Any module, whatever its api, route dependencies and permissions: what an application lists. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each module has its own api and route dependencies
-export type AnyModule = ModuleDefinition<any, any, any, any>;
+export type AnyModule = ModuleDefinition<any, any, any>;
 
 /**
  * Declares a module. Called without type arguments, it infers them, and the compiler checks each
- * route's permission against the declared ones and its problem codes against `statuses` and the
- * platform's; type arguments given by hand (`defineModule<undefined, Deps>`) turn that check off.
+ * route's permission against the declared ones; type arguments given by hand
+ * (`defineModule<undefined, Deps>`) turn that check off, leaving it to composition.
  */
-export function defineModule<Api = unknown, RouteDeps = unknown, Permission extends string = string, Code extends string = string>(
-  module: ModuleDefinition<Api, RouteDeps, Permission, Code>,
-): ModuleDefinition<Api, RouteDeps, Permission, Code> {
+export function defineModule<Api = unknown, RouteDeps = unknown, Permission extends string = string>(
+  module: ModuleDefinition<Api, RouteDeps, Permission>,
+): ModuleDefinition<Api, RouteDeps, Permission> {
   return module;
 }
 

@@ -65,10 +65,9 @@ test('a module\'s names are namespaced by its name; ops. and auth. are Backplane
 });
 
 test('a route\'s problem code no module\'s statuses declare is refused; the platform\'s and other modules\' are accepted', (t) => {
-  // Type arguments given by hand turn the compiler's check off (test/app/typedModule.test.ts): composition still refuses.
-  const typo = defineModule<undefined, undefined, string, string>({ name: 'inventory', statuses: { inventory_full: 409 }, routes: [route('POST', '/inventory', ['inventory_ful'])] });
+  const typo = defineModule({ name: 'inventory', statuses: { inventory_full: 409 }, routes: [route('POST', '/inventory', ['inventory_ful'])] });
   t.is(refusal(t, typo), 'route POST /inventory of module inventory lists problem code inventory_ful, which no module\'s statuses declare');
-  const accepted = defineModule<undefined, undefined, string, string>({ name: 'inventory', statuses: { inventory_full: 409 }, routes: [route('POST', '/inventory', ['inventory_full', 'conflict', 'account_not_found'])] });
+  const accepted = defineModule({ name: 'inventory', statuses: { inventory_full: 409 }, routes: [route('POST', '/inventory', ['inventory_full', 'conflict', 'account_not_found'])] });
   t.notThrows(() => defineApplication({ name: 'app', modules: [...backplaneModules, accepted] }));
 });
 

@@ -84,19 +84,11 @@ export interface BoundRoute {
  * document are both built from them, the document without any dependency.
  */
 export function routeDefiner<D = undefined>() {
-  // The literals of the permission and the problem codes are kept, so a module's declarations can check them (ADR 0120).
-  return <
-    P extends Schema | undefined = undefined,
-    Q extends Schema | undefined = undefined,
-    B extends Schema | undefined = undefined,
-    Permission extends string = never,
-    Problem extends string = never,
-  >(
-    route: Omit<RouteDefinition<P, Q, B, D>, 'permission' | 'problems'> & { permission?: Permission; problems?: Problem[] },
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the input types stay with the handler
-  ): RouteDefinition<any, any, any, D> & { permission?: Permission; problems?: Problem[] } =>
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
-    route as unknown as RouteDefinition<any, any, any, D> & { permission?: Permission; problems?: Problem[] };
+  // The permission's literal is kept, so a module's declared permissions can check it (ADR 0120).
+  return <P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined, Permission extends string = never>(
+    route: Omit<RouteDefinition<P, Q, B, D>, 'permission'> & { permission?: Permission },
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the input types stay with the handler
+  ): RouteDefinition<any, any, any, D> & { permission?: Permission } => route as unknown as RouteDefinition<any, any, any, D> & { permission?: Permission };
 }
 
 export const bindRoutes = (routes: readonly AnyRoute[], deps: unknown): BoundRoute[] => routes.map((route) => ({ route, deps }));
