@@ -33,6 +33,21 @@ test('new writes an application: package.json on backplane, main.ts, the notes m
   t.is(execFileSync('git', ['status', '--porcelain'], { cwd: dir, encoding: 'utf8' }), '');
 });
 
+test('the application gets a README: its name, its two commands (run and test) and its first steps', async (t) => {
+  const dir = join(parent, 'with-readme');
+  const result = await backplane(['new', dir, '--no-git', '--name', '@acme/readme'], parent);
+  t.is(result.code, 0, result.stderr);
+  const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+  t.true(readme.startsWith('# @acme/readme\n'));
+  t.false(readme.includes('{{'));
+  for (const line of [/^npm install && npm start /m, /^npm test /m, /^npx backplane accounts create --email \S+ --role platform_admin$/m, /npx backplane token issue/, /migrations\//, /upgrade/]) {
+    t.regex(readme, line);
+  }
+  // The commands it names are the application's scripts.
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  t.truthy(pkg.scripts.start && pkg.scripts.test);
+});
+
 test('new defaults the dependency to ^this version from the registry; --no-git and --name', async (t) => {
   const dir = join(parent, 'plain');
   const result = await backplane(['new', dir, '--no-git', '--name', '@acme/orders'], parent);
