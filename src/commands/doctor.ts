@@ -1,6 +1,8 @@
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
 import { loadConfig } from '../app/config.ts';
 import { packageRoot } from '../platform/packageRoot.ts';
+import { findApplication } from './applicationFolder.ts';
 import { type Flags, flag, hasFlag } from './args.ts';
 import { withDatabase } from './database.ts';
 import { type Check, type CheckResult, DATABASE_CHECKS, type DoctorContext, LOCAL_CHECKS, configurationCheck, runCheck } from './doctorChecks.ts';
@@ -30,6 +32,27 @@ function skipped(checks: Check[], message: string): CheckResult[] {
   return checks.map((check) => ({ check: check.name, status: 'skip', message }));
 }
 
+/**
+ * The API files doctor compares with the routes: --api-dir; in an application its own api/ (none
+ * is a skip); elsewhere Backplane's, unless it is an installed package: files in node_modules are
+ * nobody's to regenerate.
+ */
+function apiFilesOf(flags: Flags): DoctorContext['apiFiles'] {
+  const given = flag(flags, 'api-dir');
+  if (given !== undefined) {
+    return { dir: resolve(given) };
+  }
+  const application = findApplication(process.cwd());
+  if (application) {
+    const dir = join(application.root, 'api');
+    return existsSync(dir) ? { dir } : { skipped: `not checked: the application in ${application.root} keeps no generated API files (api/); backplane openapi writes them` };
+  }
+  if (packageRoot.split(sep).includes('node_modules')) {
+    return { skipped: 'not checked: outside an application; Backplane\'s own API files ship with its package' };
+  }
+  return { dir: join(packageRoot, 'api') };
+}
+
 /** Every check's result; `ok` is false when any failed. */
 export async function runDoctor(flags: Flags): Promise<{ ok: boolean; checks: CheckResult[] }> {
   const env = process.env;
@@ -38,7 +61,7 @@ export async function runDoctor(flags: Flags): Promise<{ ok: boolean; checks: Ch
   results.push(configuration);
   if (configuration.status !== 'fail') {
     const config = loadConfig(env);
-    const base = { env, config, apiDir: resolve(flag(flags, 'api-dir') ?? join(packageRoot, 'api')), hostNow: () => Date.now(), fetchText };
+    const base = { env, config, apiFiles: apiFilesOf(flags), hostNow: () => Date.now(), fetchText };
     try {
       await withDatabase(
         (pool, { url }) =>

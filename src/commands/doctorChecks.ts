@@ -25,7 +25,8 @@ export interface DoctorContext {
   config: Config;
   pool: pg.Pool;
   jobs: JobsServiceDeps;
-  apiDir: string;
+  /** The generated API files to compare with the routes, or why none are (an application without api/). */
+  apiFiles: { dir: string } | { skipped: string };
   /** The host's clock; a test shifts it to show skew. */
   hostNow: () => number;
   /** Loopback fetch with a bound, for the metrics port and providers. */
@@ -99,7 +100,11 @@ export const migrationsCheck: Check = {
 
 export const apiFilesCheck: Check = {
   name: 'api_files',
-  async run({ apiDir }) {
+  async run({ apiFiles }) {
+    if (!('dir' in apiFiles)) {
+      return skip(apiFiles.skipped);
+    }
+    const apiDir = apiFiles.dir;
     const stale: string[] = [];
     for (const [name, content] of Object.entries(await renderApiFiles())) {
       let onDisk: string | undefined;

@@ -155,7 +155,7 @@ export const COMMANDS: TopCommand[] = [
   {
     name: 'doctor',
     summary: 'check configuration, database, migrations, clocks, capacity, instances, jobs and providers; exit 1 on any fail',
-    flags: { 'api-dir': { type: 'string', value: 'DIR', description: 'the generated API files to compare (default the package\'s api/)' }, ...JSON_FLAG },
+    flags: { 'api-dir': { type: 'string', value: 'DIR', description: 'the generated API files to compare (default the application\'s api/, or Backplane\'s outside an application)' }, ...JSON_FLAG },
     load: async () => (await import('./doctor.ts')).doctor,
   },
   {

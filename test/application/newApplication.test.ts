@@ -1,5 +1,5 @@
 // An application made the way a team makes one: `npm pack` of this repository, `backplane new
-// --package <tarball>`, an install, its own `npm test`, `npm start`; then a second module made by
+// --package <tarball>`, an install, its own `npm test`, `npx backplane` in it, `npm start`; then a second module made by
 // copying the example folder and adding one line; then `backplane upgrade` of an application whose
 // lock names v0.5, with its tests run, and stopped by a failing one. One pack and one install are
 // shared by every case (about 6 minutes here on 2 loaded cores; the timings are logged).
@@ -8,7 +8,7 @@ import { chmodSync, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
-import { type RunningApplication, appCli, backplane, installedBackplane, root, run, startApplication } from './support.ts';
+import { type RunningApplication, appCli, backplane, installedBackplane, npxBackplane, root, run, startApplication } from './support.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'backplane-application-'));
 // As root the embedded PostgreSQL of the application's tests runs as the postgres user, which must enter this folder.
@@ -65,22 +65,31 @@ let token: string;
 
 test.serial('started with npm start, the notes route, setting, permission and job live beside Backplane\'s own', async (t) => {
   t.timeout(10 * 60_000);
-  // The application's command line is Backplane's composed with its modules.
+  // Commands never migrate: on a database with no schema yet they say what to run, in one line.
+  const early = await npxBackplane(app, ['accounts', 'create', '--email', ADMIN, '--role', 'platform_admin'], env());
+  t.is(early.code, 2, early.stderr);
+  t.regex(early.stderr, /^backplane: the database has no schema yet: run backplane migrate up [^\n]*\n$/);
+  const migrated = await npxBackplane(app, ['migrate', 'up'], env());
+  t.is(migrated.code, 0, migrated.stderr);
+  // `npx backplane`, from any folder of the application, is its command line: Backplane's composed with its modules.
   for (const args of [
     ['accounts', 'create', '--email', ADMIN, '--role', 'platform_admin'],
     ['roles', 'create', 'notes_writer', '--permission', 'notes.write', '--permission', 'notes.read', '--reason', 'the example module'],
     ['roles', 'grant', ADMIN, 'notes_writer', '--reason', 'the example module'],
   ]) {
-    const done = await appCli(app, args, env());
+    const done = await npxBackplane(join(app, 'src', 'modules'), args, env());
     t.is(done.code, 0, `${args.join(' ')}: ${done.stderr}`);
   }
-  const issued = await appCli(app, ['token', 'issue', '--email', ADMIN], env());
+  const issued = await npxBackplane(app, ['token', 'issue', '--email', ADMIN], env());
   t.is(issued.code, 0, issued.stderr);
   token = issued.stdout.trim();
-  const jobs = document<{ definitions: Array<{ name: string }> }>(await appCli(app, ['jobs', 'list', '--json'], env()));
-  const jobNames = jobs.definitions.map((job) => job.name);
+  const jobs = await npxBackplane(app, ['jobs', 'list', '--json'], env());
+  t.is(jobs.code, 0, jobs.stderr);
+  const jobNames = document<{ definitions: Array<{ name: string }> }>(jobs).definitions.map((job) => job.name);
   t.true(jobNames.includes('notes_census'), jobNames.join(', '));
   t.true(jobNames.includes('retention'));
+  // npm run backplane stays the same command line.
+  t.regex((await appCli(app, ['jobs', 'list'], env())).stdout, /^notes_census /m);
   const status = document<{ pending: number; migrations: Array<{ name: string; set: string; applied: boolean }> }>(await appCli(app, ['migrate', 'status', '--json'], env()));
   t.is(status.pending, 0);
   t.like(status.migrations.find((migration) => migration.name === '20261126120000_create_notes'), { set: 'notes', applied: true });
@@ -89,6 +98,17 @@ test.serial('started with npm start, the notes route, setting, permission and jo
   const started = Date.now();
   running = await startApplication(app, env());
   timings.start = Date.now() - started;
+  // The start-up hint's commands work as printed, in the application's folder.
+  const hint = running.output().split('\n').flatMap((line) => {
+    try {
+      return (JSON.parse(line) as { next?: string[] }).next ?? [];
+    } catch {
+      return [];
+    }
+  }).find((command) => command.startsWith('npx backplane accounts create'));
+  t.truthy(hint, running.output().slice(-2000));
+  const hinted = await npxBackplane(app, hint!.split(' ').slice(2), env());
+  t.is(hinted.code, 0, hinted.stderr);
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const created = await fetch(`${running.url}/notes`, { method: 'POST', headers, body: JSON.stringify({ title: 'first note' }) });
   t.is(created.status, 201);
@@ -128,6 +148,11 @@ test.serial('a second module is a copy of the example folder and one line in the
   // Apart from the copied folder, the application changed by one added line: a module needing more fails here.
   t.is((await git('diff', '--numstat')).stdout, '1\t0\tsrc/application.ts\n');
 
+  // The new module's migration is applied by migrate up (or serve), never by another command.
+  const behind = await npxBackplane(app, ['roles', 'list'], env());
+  t.is(behind.code, 2, behind.stderr);
+  t.regex(behind.stderr, /^backplane: the database's schema is behind this code, 1 migration\(s\) pending \(20261126120001_create_memos\): run backplane migrate up/);
+  t.is((await npxBackplane(app, ['migrate', 'up'], env())).code, 0);
   const granted = await appCli(app, ['roles', 'create', 'memos_writer', '--permission', 'memos.write', '--permission', 'memos.read', '--reason', 'second module'], env());
   t.is(granted.code, 0, granted.stderr);
   t.is((await appCli(app, ['roles', 'grant', ADMIN, 'memos_writer', '--reason', 'second module'], env())).code, 0);
@@ -153,10 +178,18 @@ test.serial('upgrade of an application whose lock names v0.5 runs its tests and 
   writeFileSync(lockPath, `${JSON.stringify({ ...lock, release: '0.5.0' }, null, 2)}\n`);
   await git('commit', '-q', '-am', 'The application as made by v0.5');
 
+  // doctor in the application checks its own API files (it keeps none: a skip), never the package's in node_modules.
+  const doctor = await npxBackplane(app, ['doctor', '--json'], env());
+  t.is(doctor.code, 0, `${doctor.stdout}\n${doctor.stderr}`);
+  t.notRegex(doctor.stdout + doctor.stderr, /node_modules/);
+  t.like(document<{ checks: Array<{ check: string }> }>(doctor).checks.find((check) => check.check === 'api_files'), { status: 'skip' });
+
   const upgraded = await installedBackplane(app, ['upgrade', '--package', tarball, '--json'], env());
   timings.upgrade = upgraded.ms;
+  t.is(upgraded.code, 0, `${upgraded.stdout}\n${upgraded.stderr}`);
+  t.notRegex(upgraded.stdout, /node_modules/);
   const report = document<{ steps: { install: boolean; migrate: boolean; tests: boolean; doctor: { ok: boolean } }; committed: boolean; branch: string; lock: Record<string, unknown> }>(upgraded);
-  t.like(report, { committed: true, steps: { install: true, migrate: true, tests: true } }, upgraded.stderr);
+  t.like(report, { committed: true, steps: { install: true, migrate: true, tests: true, doctor: { ok: true } } }, upgraded.stderr);
   t.like(report.lock, { format: 2, previous_release: '0.5.0' });
   t.is((await git('rev-parse', '--abbrev-ref', 'HEAD')).stdout.trim(), report.branch);
   t.like(JSON.parse(readFileSync(lockPath, 'utf8')) as object, { previous_release: '0.5.0' });

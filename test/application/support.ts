@@ -59,8 +59,14 @@ export const installedBackplane = (dir: string, args: string[], env: Record<stri
 export const appCli = (dir: string, args: string[], env: Record<string, string | undefined>) =>
   run('npm', ['run', '--silent', 'backplane', '--', ...args], { cwd: dir, env: { LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } });
 
+/** `npx backplane …` in a folder of the application: the backplane it installed, composed with its modules. */
+export const npxBackplane = (dir: string, args: string[], env: Record<string, string | undefined>) =>
+  run('npx', ['--no', 'backplane', ...args], { cwd: dir, env: { LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } });
+
 export interface RunningApplication {
   url: string;
+  /** What it printed so far (stdout and stderr). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -96,6 +102,7 @@ export async function startApplication(dir: string, env: Record<string, string>)
   }
   return {
     url,
+    output: () => output,
     async stop() {
       kill('SIGTERM');
       await exited;

@@ -47,7 +47,7 @@ async function check(target: Check, overrides: Partial<DoctorContext> = {}) {
       config,
       pool: db.pool,
       jobs,
-      apiDir: join(packageRoot, 'api'),
+      apiFiles: { dir: join(packageRoot, 'api') },
       hostNow: () => Date.now(),
       fetchText: unreachable,
       ...overrides,
@@ -106,7 +106,7 @@ test('api files: ok when in step with the routes; fail when missing or stale', a
   t.is((await check(apiFilesCheck)).status, 'ok');
   const empty = mkdtempSync(join(tmpdir(), 'doctor-api-'));
   try {
-    const result = await check(apiFilesCheck, { apiDir: empty });
+    const result = await check(apiFilesCheck, { apiFiles: { dir: empty } });
     t.is(result.status, 'fail');
     t.regex(result.message, /openapi\.json.*backplane openapi/);
   } finally {
