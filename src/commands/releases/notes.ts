@@ -90,6 +90,10 @@ export const RELEASES: ReleaseNotes[] = [
       },
       { change: 'A database that refuses the password or does not answer at start exits 2 (was 1)', action: 'Scripts that branch on exit codes: 2 also means this now' },
       {
+        change: "An application module's permissions, settings, audit actions and jobs are namespaced by its name; a route another route answers is refused",
+        action: 'Rename them <module>.… (jobs <module>_…) and move clashing routes before upgrading; the application stops at start naming each',
+      },
+      {
         change: 'Kubernetes kit: migrations run once per rollout in the Job backplane-migrate, not in an init container of every pod; pods wait for them (APP_MIGRATIONS=wait)',
         action: 'None: each image, settings and secrets get their own Job (backplane-migrate-<hash>); kubectl apply -k creates it (deploy/README.md step 3)',
       },
