@@ -149,8 +149,12 @@ export async function upgradeApplication(flags: Flags, dir: string, root: string
   git(dir, ['checkout', '-q', '-b', branch]);
   const kept = `the branch ${branch} is kept as it is for inspection`;
   const pkgPath = join(dir, 'package.json');
-  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { dependencies: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { dependencies: Record<string, string>; backplane?: unknown };
   pkg.dependencies.backplane = spec;
+  // An application made before its package.json declared the entry: npx backplane there ran Backplane alone (ADR 0132).
+  if (pkg.backplane === undefined && existsSync(join(dir, 'src', 'main.ts'))) {
+    pkg.backplane = { entry: 'src/main.ts', builtEntry: 'dist/main.js' };
+  }
   writeFileSync(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
 
   progress(`npm install (backplane ${spec})`);

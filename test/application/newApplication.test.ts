@@ -184,6 +184,12 @@ test.serial('upgrade of an application whose lock names v0.5 runs its tests and 
   t.notRegex(doctor.stdout + doctor.stderr, /node_modules/);
   t.like(document<{ checks: Array<{ check: string }> }>(doctor).checks.find((check) => check.check === 'api_files'), { status: 'skip' });
 
+  // As an application made before package.json declared its entry: the upgrade declares it.
+  const pkgPath = join(app, 'package.json');
+  const { backplane: declared, ...undeclared } = JSON.parse(readFileSync(pkgPath, 'utf8')) as Record<string, unknown>;
+  writeFileSync(pkgPath, `${JSON.stringify(undeclared, null, 2)}\n`);
+  await git('commit', '-q', '-am', 'No entry declared, as before 0.6');
+
   const upgraded = await installedBackplane(app, ['upgrade', '--package', tarball, '--json'], env());
   timings.upgrade = upgraded.ms;
   t.is(upgraded.code, 0, `${upgraded.stdout}\n${upgraded.stderr}`);
@@ -193,6 +199,7 @@ test.serial('upgrade of an application whose lock names v0.5 runs its tests and 
   t.like(report.lock, { format: 2, previous_release: '0.5.0' });
   t.is((await git('rev-parse', '--abbrev-ref', 'HEAD')).stdout.trim(), report.branch);
   t.like(JSON.parse(readFileSync(lockPath, 'utf8')) as object, { previous_release: '0.5.0' });
+  t.deepEqual((JSON.parse(readFileSync(pkgPath, 'utf8')) as { backplane: unknown }).backplane, declared);
   t.is((await git('status', '--porcelain')).stdout, '');
 
   // Back to v0.5 with a test that fails: the upgrade stops at the tests, exit 1, branch kept, nothing committed.
