@@ -94,6 +94,10 @@ export const RELEASES: ReleaseNotes[] = [
         action: 'Rename them <module>.… (jobs <module>_…) and move clashing routes before upgrading; the application stops at start naming each',
       },
       {
+        change: 'Commands no longer apply pending migrations: every command but migrate up, serve and upgrade refuses a database whose schema is behind the code (one line, exit 2)',
+        action: "Scripts that ran a command against a fresh or not yet migrated database: run backplane migrate up first (the Kubernetes kit's migrate Job already does)",
+      },
+      {
         change: 'Kubernetes kit: migrations run once per rollout in the Job backplane-migrate, not in an init container of every pod; pods wait for them (APP_MIGRATIONS=wait)',
         action: 'None: each image, settings and secrets get their own Job (backplane-migrate-<hash>); kubectl apply -k creates it (deploy/README.md step 3)',
       },
