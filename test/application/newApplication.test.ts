@@ -122,6 +122,26 @@ test.serial('started with npm start, the notes route, setting, permission and jo
   const openapi = (await (await fetch(`${running.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
   t.truthy(openapi.paths['/notes']);
   t.truthy(openapi.paths['/ops/settings']);
+  // The module's task, built to JavaScript, runs on the instance's worker threads.
+  const digest = await fetch(`${running.url}/notes/digest`, { headers });
+  t.is(digest.status, 200, await digest.clone().text());
+  t.like((await digest.json()) as object, { notes: 1 });
+});
+
+test.serial('served from its TypeScript sources (npm run backplane -- serve), a module\'s .ts task runs on the pool; platform_admin needs no role', async (t) => {
+  t.timeout(10 * 60_000);
+  await running?.stop();
+  running = undefined;
+  const admin = 'owner@example.com';
+  t.is((await npxBackplane(app, ['accounts', 'create', '--email', admin, '--role', 'platform_admin'], env())).code, 0);
+  const issued = await npxBackplane(app, ['token', 'issue', '--email', admin], env());
+  t.is(issued.code, 0, issued.stderr);
+  running = await startApplication(app, env(), 'sources');
+  const headers = { authorization: `Bearer ${issued.stdout.trim()}` };
+  const digest = await fetch(`${running.url}/notes/digest`, { headers });
+  t.is(digest.status, 200, `${await digest.clone().text()}\n${running.output().slice(-3000)}`);
+  t.regex(((await digest.json()) as { sha256: string }).sha256, /^[0-9a-f]{64}$/);
+  t.notRegex(running.output(), /Unknown file extension|task pool error/);
 });
 
 test.serial('a second module is a copy of the example folder and one line in the module list', async (t) => {

@@ -70,11 +70,14 @@ export interface RunningApplication {
   stop(): Promise<void>;
 }
 
-/** `npm start` in the application (build, then serve) on free ports, resolved once /readyz answers 200. */
-export async function startApplication(dir: string, env: Record<string, string>): Promise<RunningApplication> {
+/**
+ * `npm start` in the application (build, then serve) on free ports, resolved once /readyz answers
+ * 200; `npm run backplane -- serve` (from the TypeScript sources, no build) when `from` is 'sources'.
+ */
+export async function startApplication(dir: string, env: Record<string, string>, from: 'build' | 'sources' = 'build'): Promise<RunningApplication> {
   const port = await freePort();
   let output = '';
-  const child: ChildProcess = spawn('npm', ['start'], {
+  const child: ChildProcess = spawn('npm', from === 'build' ? ['start'] : ['run', 'backplane', '--', 'serve'], {
     cwd: dir,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', APP_INSTANCES: '1', APP_METRICS_PORT: String(await freePort()), LOG_LEVEL: 'info', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
