@@ -10,7 +10,7 @@ function loadFailure(error: unknown): string {
 
 // A module that does not load (a syntax error, a missing file, a refused declaration) stops every command in one line, not a stack trace.
 const { application } = await import('./application.ts').catch((error: unknown) => {
-  console.error(`backplane: the application did not load: ${loadFailure(error)}`);
+  process.stderr.write(`backplane: the application did not load: ${loadFailure(error)}\n`);
   return process.exit(error instanceof CompositionError ? 2 : 1);
 });
 
