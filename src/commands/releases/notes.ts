@@ -98,6 +98,10 @@ export const RELEASES: ReleaseNotes[] = [
         action: "Scripts that ran a command against a fresh or not yet migrated database: run backplane migrate up first (the Kubernetes kit's migrate Job already does)",
       },
       {
+        change: 'platform_admin holds every permission of every module; the roles API and roles list show its entries as *',
+        action: 'None; scripts reading platform_admin\'s permissions from roles list --json see ["*"] instead of ["ops.*"]',
+      },
+      {
         change: 'Kubernetes kit: migrations run once per rollout in the Job backplane-migrate, not in an init container of every pod; pods wait for them (APP_MIGRATIONS=wait)',
         action: 'None: each image, settings and secrets get their own Job (backplane-migrate-<hash>); kubectl apply -k creates it (deploy/README.md step 3)',
       },
