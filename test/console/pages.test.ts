@@ -1,47 +1,26 @@
 import test, { type ExecutionContext } from 'ava';
-import { type Server, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import pino from 'pino';
-import { createHttpServer } from '../../src/app/http.ts';
-import { browserPages } from '../../src/console/sites.ts';
-import { unauthenticated } from '../../src/platform/http/errors.ts';
+import { request } from 'node:http';
 import { isOpenDuringMaintenance } from '../../src/modules/maintenance/index.ts';
+import { servePages } from './pagesServer.ts';
 
 // No database anywhere in this file: the pages must load while PostgreSQL is down.
-let server: Server;
 let base: string;
+let close: () => void;
 
 test.before(async () => {
-  server = createHttpServer({
-    logger: pino({ level: 'silent' }),
-    routes: [],
-    guard: {
-      authenticate: async () => {
-        throw unauthenticated();
-      },
-      authorize: () => undefined,
+  // Maintenance refuses everything it does not know: the pages are answered before it.
+  ({ base, close } = await servePages([
+    async (ctx, next) => {
+      if (!isOpenDuringMaintenance(ctx.method, ctx.path)) {
+        ctx.status = 503;
+        return;
+      }
+      await next();
     },
-    statuses: [],
-    metrics: { observe: () => undefined },
-    bodyLimitBytes: 1024,
-    pages: browserPages(),
-    // Maintenance refuses everything it does not know: the pages are answered before it.
-    beforeBody: [
-      async (ctx, next) => {
-        if (!isOpenDuringMaintenance(ctx.method, ctx.path)) {
-          ctx.status = 503;
-          return;
-        }
-        await next();
-      },
-    ],
-  });
-  server.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ]));
 });
 
-test.after.always(() => server.close());
+test.after.always(() => close());
 
 const strictPolicy = (t: ExecutionContext, response: Response) => {
   const csp = response.headers.get('content-security-policy') ?? '';

@@ -1,12 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { request } from 'node:http';
 import pino from 'pino';
-import { createHttpServer } from '../../src/app/http.ts';
+import { type HttpAppOptions, createHttpServer } from '../../src/app/http.ts';
 import { browserPages } from '../../src/console/sites.ts';
 import { unauthenticated } from '../../src/platform/http/errors.ts';
 
 /** The browser pages on a server of their own, no route and no database: what they do not answer is the routes' 404. */
-export async function servePages(): Promise<{ base: string; close: () => void }> {
+export async function servePages(beforeBody: HttpAppOptions['beforeBody'] = []): Promise<{ base: string; close: () => void }> {
   const server = createHttpServer({
     logger: pino({ level: 'silent' }),
     routes: [],
@@ -20,6 +20,7 @@ export async function servePages(): Promise<{ base: string; close: () => void }>
     metrics: { observe: () => undefined },
     bodyLimitBytes: 1024,
     pages: browserPages(),
+    beforeBody,
   });
   server.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
