@@ -54,11 +54,12 @@ export function keepServer(place: Place, claim: Claim, found: boolean): Embedded
   };
   process.on('exit', stopOnExit);
 
-  const claimAgain = async (events?: SupervisionEvents) => {
+  /** Takes the lock if it is free: true when this process holds it, false when another does, undefined when the server did not answer. */
+  const claimAgain = async (events?: SupervisionEvents): Promise<boolean | undefined> => {
     // A server not answering yet (starting, recovering) is claimed at a later check.
     const result = await claimOwnership(place.adminUrl).catch(() => undefined);
     if (!result) {
-      return;
+      return undefined;
     }
     await lock?.release();
     lock = undefined;
@@ -73,23 +74,26 @@ export function keepServer(place: Place, claim: Claim, found: boolean): Embedded
       owns = false;
       otherOwner = result.owner;
     }
+    return result.owned;
   };
 
-  /** Starts the server again; false when another process started it meanwhile. */
-  const restart = async (events: SupervisionEvents): Promise<boolean> => {
+  /** Starts the server again: whether this process holds its lock then (undefined: not answering yet), or 'not started' when another process started it meanwhile. */
+  const restart = async (events: SupervisionEvents): Promise<boolean | undefined | 'not started'> => {
     events.restarting(1, RESTART_BASE_MS);
     await pause(RESTART_BASE_MS);
     for (let attempt = 1; !stopped; attempt += 1) {
       if (livePostmaster(place.clusterDir)) {
-        return false;
+        return 'not started';
       }
       try {
         await (await place.makeServer())().start();
+        // At once, not at the next check: meanwhile a command would find the server ownerless and stop it on exit.
+        const claimed = await claimAgain();
         events.restarted(attempt);
-        return true;
+        return claimed;
       } catch (error) {
         if (livePostmaster(place.clusterDir)) {
-          return false;
+          return 'not started';
         }
         // Backends of the killed postmaster may still hold its shared memory for a moment.
         const delay = Math.min(RESTART_MAX_MS, RESTART_BASE_MS * 2 ** attempt);
@@ -97,7 +101,7 @@ export function keepServer(place: Place, claim: Claim, found: boolean): Embedded
         await pause(delay);
       }
     }
-    return false;
+    return 'not started';
   };
 
   const check = async (events: SupervisionEvents) => {
@@ -113,12 +117,15 @@ export function keepServer(place: Place, claim: Claim, found: boolean): Embedded
       return;
     }
     events.died();
-    if (await restart(events)) {
-      if (!owns) {
-        events.tookOver(otherOwner);
-      }
+    const [owned, previousOwner] = [owns, otherOwner];
+    const claimed = await restart(events);
+    if (claimed !== 'not started' && claimed !== false) {
+      // Started here: ours (a lock not taken yet is taken at the next check).
       owns = true;
       otherOwner = undefined;
+      if (!owned) {
+        events.tookOver(previousOwner);
+      }
     }
     deadChecks = 0;
   };
