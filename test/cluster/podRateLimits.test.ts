@@ -5,7 +5,7 @@ import { type PlainResponse, send } from '../support/forwarded.ts';
 import { type StoppableDatabase, startStoppableDatabase } from '../support/stoppableDatabase.ts';
 
 // `backplane serve` with its default APP_RATELIMIT_BATCHING=pod: the primary decides the rate limits
-// of its three instances in shared statements, on one decision pool (ADR 0020, amendment 2026-11-25).
+// of its three instances in shared statements, on one decision pool (ADR 0020, "Who sends the statement").
 // The per-address limit is the default 60 a minute: one paid back a second.
 const LIMIT = 60;
 let server: StoppableDatabase;

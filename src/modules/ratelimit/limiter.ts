@@ -107,7 +107,7 @@ const MAX_REMEMBERED_DIGESTS = 32_768;
 /**
  * The default bound on one decision: a busy 2-core CI machine was seen to take more than 1 s to
  * hand out a connection, and a request held 2 s still has most of a 5 s whole-request deadline
- * left (ADR 0020, amendment 2026-11-23).
+ * left (ADR 0020, "One bound, and deciding alone").
  */
 export const DEFAULT_DECISION_TIMEOUT_MS = 2_000;
 

@@ -11,7 +11,7 @@ export interface PodChannel {
 /**
  * An instance limiter's batching through the pod: one batch in flight, the next leaving as soon as
  * it is answered; the primary's own batch window merges it with the other instances'. Each message
- * costs both processes a pipe write and a wake-up, so fewer, larger ones (ADR 0020, amendment 2026-11-25).
+ * costs both processes a pipe write and a wake-up, so fewer, larger ones (ADR 0020, "Who sends the statement").
  */
 export const POD_BATCHING = { maxInFlight: 1, batchWindowMs: 0 } as const;
 

@@ -101,7 +101,7 @@ function wellFormed(message: PodTakeMessage): boolean {
 
 /**
  * The pod's rate-limit decisions, run by the cluster primary for every instance it forked. The
- * database's cost is per statement (ADR 0020, amendment 2026-11-25), so batches from all instances
+ * database's cost is per statement (ADR 0020, "Who sends the statement"), so batches from all instances
  * of one limiter merge into one statement: a key asked by two instances is one row update whose
  * admitted hits go to the first asker's hits first. A limiter's statements start at least
  * `statementSpacingMs` apart while they would carry few keys: a key that arrives after a quiet

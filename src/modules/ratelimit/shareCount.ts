@@ -1,6 +1,6 @@
 /**
  * What an instance knows of the running instances, for deciding alone with its share of a limit
- * (ADR 0020, amended 2026-11-26).
+ * (ADR 0020, "The count").
  */
 export interface ShareCount {
   /** Running instances as read at the last good beat (this one included); undefined before it. */

@@ -21,7 +21,7 @@ export interface InstanceTracker {
  * Registers this instance, heartbeats every interval, marks it stopped on a clean stop, and reads
  * how many instances run (running: not stopped, seen within three intervals). A beat also writes
  * the count this instance holds and learns whether every running instance has counted as many
- * (ADR 0020, amended 2026-11-26); until then it beats every second, and any instance's
+ * (ADR 0020, "The count"); until then it beats every second, and any instance's
  * announcement (a registration, a changed count) makes it beat at once. Failures are logged and
  * retried at the next beat, keeping the last count: tracking never blocks start-up or serving.
  */

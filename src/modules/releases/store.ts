@@ -15,7 +15,7 @@ export interface InstanceRecord {
 /** Where an instance announces that it registered or that its count changed, so the others beat at once. */
 export const INSTANCES_CHANNEL = 'release_instances';
 
-// Counted from 0 again: the others may have stopped counting a row that went missing (ADR 0020, amended 2026-11-26).
+// Counted from 0 again: the others may have stopped counting a row that went missing (ADR 0020, "The count").
 const insertInstanceSql = `
 with registered as (
   insert into release_instances (instance_id, version, commit, build_time, modified, runtime_version, host, pid)
@@ -76,8 +76,8 @@ export interface InstanceBeat {
 
 /**
  * Touches this instance's row, writing `counted` (the count it holds; undefined before its first
- * count), and reads how many instances run on every host and what they counted (ADR 0020, amended
- * 2026-11-26 twice), on the database clock. `countedSince` is the time of this instance's first beat
+ * count), and reads how many instances run on every host and what they counted (ADR 0020, "The
+ * count"), on the database clock. `countedSince` is the time of this instance's first beat
  * after it registered: a beat of another row started after it read this row.
  */
 export async function beatInstance(
