@@ -1,10 +1,10 @@
 // Loaded by ava before every test file (package.json "ava.require"). A file whose tests are done but
 // whose process stays alive held something its hooks did not close: ava would only notice at its
 // global timeout, minutes later, and name no culprit. Here the process says what still holds it,
-// and fails, a few seconds after the file's last hook.
+// and fails, a minute after the file's last hook.
 import { registerCompletionHandler } from 'ava';
 
-const GRACE_MS = 15_000;
+const GRACE_MS = 60_000;
 
 /** One line per handle or request still open: its kind and what identifies it. */
 export function openHandles(): string[] {
