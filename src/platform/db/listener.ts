@@ -53,6 +53,11 @@ export function createNotificationListener(connectionString: string, logger: Log
       for (const channel of handlers.keys()) {
         await next.query(`listen ${channel}`);
       }
+      if (closed) {
+        // Closed while this connection was being made: close() could not end it, so it ends here.
+        await next.end().catch(() => undefined);
+        return;
+      }
       client = next;
       connected = true;
       if (retryMs > 250) {
