@@ -1,19 +1,19 @@
-import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMap, isSeq, parseDocument } from 'yaml';
 import { loadBuildInfo } from '../app/buildInfo.ts';
-import { listMigrationFiles } from '../platform/db/migrations.ts';
-import { BACKPLANE_SET, useApplicationMigrations, useModuleMigrations } from '../platform/db/migrationSets.ts';
+import { useApplicationMigrations, useModuleMigrations } from '../platform/db/migrationSets.ts';
 import { type Flags, UsageError, flag, hasFlag } from './args.ts';
-import { type ApplicationLock, applicationLock } from './applicationLock.ts';
+import type { ApplicationLock } from './applicationLock.ts';
 import type { CheckResult } from './doctorChecks.ts';
 import { dependencySpec } from './dependencySpec.ts';
 import { printJson } from './output.ts';
 import { RELEASES } from './releases/notes.ts';
 import { evaluateReleases, releaseReport } from './upgradeChecks.ts';
 import { LOCK_FILE } from './upgradeLock.ts';
-import { UpgradeRefused, fileInRepository, git, oneLine } from './upgradeRepository.ts';
+import { applyUpgrade } from './upgradeApplicationSteps.ts';
+import { UpgradeRefused, fileInRepository, git } from './upgradeRepository.ts';
+import type { UpgradeStep } from './upgradeSteps.ts';
 import { compareVersions, normalizeVersion } from './upgradeVersions.ts';
 
 /** The overlay `new` writes; what the release notes' checks read of the application's configuration. */
@@ -41,8 +41,14 @@ export interface ApplicationUpgradeReport {
   branch: string;
   package: string;
   lock: ApplicationLock | null;
-  /** npm install, migrate up, npm test and doctor, each as it ended; null where not reached. */
-  steps: { install: boolean | null; migrate: boolean | null; tests: boolean | null; doctor: { ok: boolean; checks: CheckResult[] } | null };
+  /** npm install, loading the application, migrate up and doctor (on a throw-away database), npm test: each as it ended; null where not reached. */
+  steps: { install: boolean | null; load: boolean | null; migrate: boolean | null; tests: boolean | null; doctor: { ok: boolean; checks: CheckResult[] } | null };
+  /** The throw-away database the migrations and doctor ran on: a copy of the developer's, or an empty one and why. */
+  database: { copy: boolean; why_not_a_copy: string | null } | null;
+  /** The step that failed, its exit code and the first line of why; null on success. */
+  failed: { step: UpgradeStep; exit_code: number; reason: string } | null;
+  /** True when a failed or interrupted upgrade put the working tree back. */
+  restored: boolean;
   committed: boolean;
   commit: string | null;
 }
@@ -59,11 +65,6 @@ const progress = (line: string) => {
   }
 };
 
-/** Runs npm in the application; its output goes to stderr, so stdout stays the report (--json). */
-function npm(dir: string, args: string[], env: NodeJS.ProcessEnv = process.env): SpawnSyncReturns<Buffer> {
-  return spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { cwd: dir, env, stdio: ['ignore', 2, 2] });
-}
-
 function replicasOf(overlay: string): number {
   const document = parseDocument(overlay);
   const entries = document.get('replicas');
@@ -78,11 +79,12 @@ function moduleMigrationFolders(dir: string): { set: string; dir: string }[] {
 }
 
 /**
- * `upgrade` in an application (ADR 0111, amended 2026-11-26): evaluates the release notes against
- * its database and overlay, then on branch backplane-upgrade/<to> bumps and installs backplane,
- * applies Backplane's and the application's migrations, runs the application's tests and doctor
- * (both through the application's own CLI, the new release composed with its modules) and commits.
- * A failing step stops it with exit 1 and leaves the branch as it is, for inspection.
+ * `upgrade` in an application (ADR 0111 amended, ADR 0133): evaluates the release notes against
+ * its database and overlay, then bumps and installs backplane, loads the application, applies the
+ * migrations to a throw-away database, runs its tests and doctor (through the application's own
+ * CLI, the new release composed with its modules) and commits on branch backplane-upgrade/<to>.
+ * A failing or interrupted step puts the working tree back, says so in one line and exits with the
+ * step's code; the developer's database is never migrated by upgrade.
  */
 export async function upgradeApplication(flags: Flags, dir: string, root: string, versions: ApplicationVersions): Promise<number> {
   const { from, to } = versions;
@@ -129,7 +131,10 @@ export async function upgradeApplication(flags: Flags, dir: string, root: string
     branch,
     package: spec,
     lock: null,
-    steps: { install: null, migrate: null, tests: null, doctor: null },
+    steps: { install: null, load: null, migrate: null, tests: null, doctor: null },
+    database: null,
+    failed: null,
+    restored: false,
     committed: false,
     commit: null,
   };
@@ -143,61 +148,16 @@ export async function upgradeApplication(flags: Flags, dir: string, root: string
     return code;
   };
   if (dryRun) {
-    say(`\nwould create branch ${branch}, set backplane to ${spec} and npm install, apply migrations, run npm test and doctor, write ${LOCK_FILE} and commit`);
+    say(`\nwould set backplane to ${spec} and npm install, load the application, apply the migrations to a throw-away copy of the database, run npm test and doctor, then write ${LOCK_FILE} and commit on branch ${branch}; a failure would put everything back`);
     return finish(0);
   }
-  git(dir, ['checkout', '-q', '-b', branch]);
-  const kept = `the branch ${branch} is kept as it is for inspection`;
-  const pkgPath = join(dir, 'package.json');
-  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { dependencies: Record<string, string>; backplane?: unknown };
-  pkg.dependencies.backplane = spec;
-  // An application made before its package.json declared the entry: npx backplane there ran Backplane alone (ADR 0132).
-  if (pkg.backplane === undefined && existsSync(join(dir, 'src', 'main.ts'))) {
-    pkg.backplane = { entry: 'src/main.ts', builtEntry: 'dist/main.js' };
-  }
-  writeFileSync(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
-
-  progress(`npm install (backplane ${spec})`);
-  report.steps.install = npm(dir, ['install', '--no-audit', '--no-fund']).status === 0;
-  if (!report.steps.install) {
-    return finish(1, `upgrade stopped: npm install of backplane ${spec} failed (its output is above); ${kept}`);
-  }
-  const installed = normalizeVersion(String((JSON.parse(readFileSync(join(dir, 'node_modules', 'backplane', 'package.json'), 'utf8')) as { version?: unknown }).version));
-  if (installed !== to) {
-    return finish(1, `upgrade stopped: ${spec} installed backplane ${installed ?? 'of no release'}, not ${to}: pass --package with ${to}; ${kept}`);
-  }
-  // The application's own CLI from here on: the new release composed with the application's modules and migrations.
-  progress('applying migrations (Backplane\'s and the application\'s) under the advisory lock');
-  report.steps.migrate = npm(dir, ['run', '--silent', 'backplane', '--', 'migrate', 'up']).status === 0;
-  if (!report.steps.migrate) {
-    return finish(1, `upgrade stopped: the migrations failed (the output is above): fix the cause and run npm run backplane -- migrate up; ${kept}`);
-  }
-  progress('running the application\'s tests (npm test)');
-  // The tests get a throw-away database of their own, never the live one.
-  const testEnv = { ...process.env };
-  delete testEnv.DATABASE_URL;
-  report.steps.tests = npm(dir, ['test'], testEnv).status === 0;
-  if (!report.steps.tests) {
-    return finish(1, `upgrade stopped: the application's tests failed on backplane ${to} (npm test, output above); ${kept}: fix them there, commit, and merge when they pass`);
-  }
-  progress('running doctor');
-  const doctor = spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', 'backplane', '--', 'doctor', '--json'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 2] });
-  try {
-    report.steps.doctor = JSON.parse(doctor.stdout) as { ok: boolean; checks: CheckResult[] };
-  } catch {
-    report.steps.doctor = { ok: false, checks: [{ check: 'doctor', status: 'fail', message: `doctor did not answer (${oneLine(doctor.stderr ?? doctor.error ?? 'no output')})` }] };
-  }
-  report.lock = applicationLock({ release: to, migration: Math.max(0, ...listMigrationFiles().filter((file) => file.set === BACKPLANE_SET).map((file) => file.version)), spec, previous: from });
-  writeFileSync(join(dir, LOCK_FILE), `${JSON.stringify(report.lock, null, 2)}\n`);
-  git(dir, ['add', '--', 'package.json', ...(existsSync(join(dir, 'package-lock.json')) ? ['package-lock.json'] : []), LOCK_FILE]);
-  git(dir, ['commit', '-q', '-m', `Upgrade backplane ${from} → ${to}\n\nbackplane ${spec}; migrations applied, npm test and doctor run. Written by backplane upgrade.`]);
-  report.commit = git(dir, ['rev-parse', 'HEAD']);
-  report.committed = true;
-  if (!json) {
-    say(`\ncommitted on branch ${branch}: backplane ${spec}, ${LOCK_FILE}; the application's tests passed`);
+  const code = await applyUpgrade({ dir, from, to, spec, branch, migrationFolders: [join(dir, 'migrations'), ...moduleMigrationFolders(dir).map((folder) => folder.dir)], report });
+  if (code === 0 && !json && report.steps.doctor) {
+    say(`\ncommitted on branch ${branch}: backplane ${spec}, ${LOCK_FILE}; the application loads, the migrations apply to ${report.database?.copy ? 'a copy of your database' : 'a fresh database'}, its tests pass`);
     say('\ndoctor:');
     report.steps.doctor.checks.forEach((result) => say(`  ${result.status.padEnd(5)} ${result.check.padEnd(16)} ${result.message}`));
-    say(`\nnext: review and merge ${branch}, then deploy; merging and deploying stay yours`);
+    say('\nyour database is as it was: npm start (or npx backplane migrate up) applies the new migrations to it');
+    say(`next: review and merge ${branch}, then deploy; merging and deploying stay yours`);
   }
-  return finish(report.steps.doctor.ok ? 0 : 1);
+  return finish(code);
 }
