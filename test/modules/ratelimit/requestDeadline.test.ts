@@ -18,9 +18,9 @@ function frozenLimiter(decisionTimeoutMs: number) {
 }
 
 test('a decision ends undecided at its request deadline, before the limiter bound, without deciding alone', async (t) => {
-  const limiter = frozenLimiter(60_000);
+  const limiter = frozenLimiter(5_000);
   let boundOnlySettled = false;
-  // Taken first, bounded by the limiter alone (60 s): a later take must not wait behind it.
+  // Taken first, bounded by the limiter alone (5 s): a later take must not wait behind it.
   void limiter.take('auth_login', 'bound only').then(() => (boundOnlySettled = true));
   const decision = await limiter.take('auth_login', 'request bound', performance.now() + 200);
   t.like(decision, { allowed: false, undecided: true });
@@ -29,7 +29,7 @@ test('a decision ends undecided at its request deadline, before the limiter boun
 });
 
 test('a request already past its deadline is refused undecided at once', async (t) => {
-  const limiter = frozenLimiter(60_000);
+  const limiter = frozenLimiter(5_000);
   t.like(await limiter.take('auth_login', 'late', performance.now() - 1), { allowed: false, undecided: true });
 });
 
@@ -41,7 +41,7 @@ test('the limiter bound still ends a wait when the request has more time left: d
 });
 
 test('an attempt spent inside a request deadline that passes is 503 database_unavailable (deadline)', async (t) => {
-  const limiter = frozenLimiter(60_000);
+  const limiter = frozenLimiter(5_000);
   const spent = await withDeadlineAt(performance.now() + 200, () => spendAttempt(limiter, 'auth_login', 'sign-in'));
   t.false(spent.allowed);
   if (!spent.allowed) {
