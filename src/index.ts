@@ -4,6 +4,7 @@
 export { defineModule } from './platform/module.ts';
 export type {
   AnyModule,
+  ApiOf,
   CommandFlag,
   CommandLine,
   CommandShape,

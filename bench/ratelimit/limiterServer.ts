@@ -4,7 +4,7 @@
 // of a decision's cost is the limiter's and how much the platform's.
 import Koa from 'koa';
 import pino from 'pino';
-import { RATE_LIMIT_CONNECTIONS, openRateLimitPool } from '../../src/app/rateLimits.ts';
+import { RATE_LIMIT_CONNECTIONS, openRateLimitPool } from '../../src/modules/ratelimit/index.ts';
 import { addressKey, createRateLimiter, retryAfterSeconds } from '../../src/modules/ratelimit/index.ts';
 import { createClientAddressResolver, parseTrustedProxies } from '../../src/platform/http/clientAddress.ts';
 import { runClustered } from './clustered.ts';

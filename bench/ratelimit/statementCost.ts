@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openRateLimitPool } from '../../src/app/rateLimits.ts';
+import { openRateLimitPool } from '../../src/modules/ratelimit/index.ts';
 import { takeFromBuckets } from '../../src/modules/ratelimit/store.ts';
 import { benchPostgres } from './postgres.ts';
 import { root, startDatabase } from './processes.ts';

@@ -1,6 +1,7 @@
 import { BACKPLANE_NAMESPACES, type DeclaredKind, refusedName, routeKey } from '../platform/declaredNames.ts';
 import { platformStatuses } from '../platform/http/errors.ts';
-import { type AnyModule, isBackplaneModule } from '../platform/module.ts';
+import type { AnyModule } from '../platform/module.ts';
+import { isBackplaneModule } from './backplaneModules.ts';
 
 /** An application that cannot be composed: one line naming the module (both, for a clash). */
 export class CompositionError extends Error {

@@ -5,9 +5,11 @@ import { platformStatuses } from '../platform/http/errors.ts';
 import { buildOpenApiDocument } from '../platform/http/openapi.ts';
 import { mergeStatusTables } from '../platform/http/problem.ts';
 import { type AnyRoute, type BoundRoute, bindRoutes } from '../platform/http/route.ts';
-import type { ModuleDefinition, ModuleMiddleware, Started } from '../platform/module.ts';
+import type { AnyModule, ApiOf, ModuleDefinition, ModuleMiddleware, Started } from '../platform/module.ts';
+import type { RateLimitSettings } from '../modules/ratelimit/index.ts';
 import { type Application, compose } from './application.ts';
-import type { BuiltContext } from './backplaneModules.ts';
+import type { BackplaneModulesContext } from './backplaneModules.ts';
+import { encryptionKeyText, openSecretBox } from './encryptionKey.ts';
 import type { Config } from './config.ts';
 import type { Platform } from './platform.ts';
 import { testJobDefinitions } from './testJobs.ts';
@@ -53,7 +55,7 @@ export interface InstanceModules {
 }
 
 export interface ModuleOptions {
-  rateLimits?: BuiltContext['options']['rateLimits'];
+  rateLimits?: RateLimitSettings | undefined;
   rateLimitTimeoutMs?: number | undefined;
   /** False in commands: the modules serve their api, nothing runs in the background (no workers, no heartbeat). */
   serving?: boolean;
@@ -96,7 +98,8 @@ export async function createModules(application: Application, config: Config, pl
   try {
     for (const module of neededModules(application, options.only)) {
       const needs = new Set(module.needs ?? []);
-      const context: BuiltContext = {
+      const nameOf = (target: string | AnyModule) => (typeof target === 'string' ? target : target.name);
+      const context: BackplaneModulesContext = {
         pool: platform.pool,
         listener: platform.listener,
         logger: platform.logger,
@@ -105,8 +108,10 @@ export async function createModules(application: Application, config: Config, pl
         runTask: platform.tasks.runTask,
         serving,
         config,
-        platform,
-        options,
+        directUrl: platform.directUrl,
+        build: { ...platform.build, startedAt: platform.startedAt },
+        secrets: () => ({ box: openSecretBox(config), keyText: encryptionKeyText(config) }),
+        rateLimits: { decide: platform.rateLimitDecisions, limits: options.rateLimits, timeoutMs: options.rateLimitTimeoutMs },
         collected: {
           jobs: () => {
             // A job bound by its module's create replaces the one it declared for commands.
@@ -117,17 +122,18 @@ export async function createModules(application: Application, config: Config, pl
           retention: composed.retention,
           document: () => apiDocument(application, platform.build.version),
         },
-        later: <Api>(name: string) => {
-          if (!apis.has(name)) {
-            throw new Error(`module ${name} is not created yet`);
+        later: <M extends AnyModule>(target: M) => {
+          if (!apis.has(target.name)) {
+            throw new Error(`module ${target.name} is not created yet`);
           }
-          return apis.get(name) as Api;
+          return apis.get(target.name) as ApiOf<M>;
         },
-        use<Api>(name: string): Api {
+        use: (target: string | AnyModule) => {
+          const name = nameOf(target);
           if (!needs.has(name) || !apis.has(name)) {
             throw new Error(`module ${module.name} uses module ${name} without naming it in its needs`);
           }
-          return apis.get(name) as Api;
+          return apis.get(name);
         },
       };
       const started = (await module.create?.(context)) ?? { api: undefined, routeDeps: undefined };

@@ -10,7 +10,7 @@ import { type Registry, createRegistry } from '../platform/metrics/registry.ts';
 import { type TaskPool, createTaskPool } from '../platform/tasks/pool.ts';
 import { type BuildInfo, loadBuildInfo } from './buildInfo.ts';
 import type { Config } from './config.ts';
-import { openRateLimitPool } from './rateLimits.ts';
+import { openRateLimitPool } from '../modules/ratelimit/index.ts';
 import type { AgingTarget } from '../platform/db/aging.ts';
 
 /** What every module of an instance shares: its identity, logger, connections, metrics and threads. */

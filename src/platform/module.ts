@@ -4,11 +4,13 @@ import type pg from 'pg';
 import type { Registry } from 'prom-client';
 import type { AgingTarget } from './db/aging.ts';
 import type { NotificationListener } from './db/listener.ts';
+import type { InstrumentedPool } from './db/pool.ts';
 import type { StatusTable } from './errors.ts';
 import type { AnyRoute, RouteDefinition } from './http/route.ts';
 import type { JobDefinition } from './jobs.ts';
 import type { ReadinessCheck } from './readiness.ts';
 import type { RunTask } from './tasks/pool.ts';
+import type { SecretBox } from './secrets/secretBox.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a route's input schemas vary; its dependencies do not
 export type Route<D> = RouteDefinition<any, any, any, D>;
@@ -97,7 +99,13 @@ export interface ModuleContext {
   /** The application's configuration (src/app/config.ts). */
   config: unknown;
   use<Api>(name: string): Api;
+  /** The api of a module named in `needs`, typed by the module itself: `context.use(settingsModule).reader`. */
+  use<M extends AnyModule>(module: M): ApiOf<M>;
 }
+
+/** The api a module's `create` returns. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any route dependencies and permissions
+export type ApiOf<M> = M extends ModuleDefinition<infer Api, any, any> ? Api : never;
 
 /** A module created on an instance. */
 export interface Started<Api, RouteDeps> {
@@ -168,24 +176,26 @@ export function defineModule<Api = unknown, RouteDeps = unknown, Permission exte
 }
 
 /**
- * One of Backplane's own capabilities, created from hand-shaped needs; src/app/backplaneModules.ts
- * turns each into a ModuleDefinition by saying where its needs come from.
+ * What Backplane's own modules are given beyond ModuleContext, which an application's module has no
+ * use for (issue 46): the configuration typed by what the module reads, pieces of the instance, and
+ * what the composition collects from every module. Each module names its own (`AuthContext`);
+ * src/app/modules.ts builds one context the compiler checks against all of them. Not exported by `backplane`.
  */
-export interface Module<Needs, Api, RouteDeps> extends Omit<ModuleDeclarations<string, RouteDeps>, 'needs'> {
-  routes: readonly Route<RouteDeps>[];
-  statuses: StatusTable;
-  create(needs: Needs): Started<Api, RouteDeps> | Promise<Started<Api, RouteDeps>>;
+export interface BackplaneContext<Config = unknown> extends ModuleContext {
+  config: Config;
+  /** The same pool, with its metrics. */
+  pool: InstrumentedPool;
+  /** PostgreSQL itself, bypassing a transaction pooler (LISTEN, the purges' session options). */
+  directUrl: string;
+  /** The build this instance runs and when it started. */
+  build: { version: string; commit: string | undefined; buildTime: string | undefined; modified: boolean; startedAt: Date };
+  /** The box for secrets at rest and its key text (threads open secrets with it), read when first asked. */
+  secrets(): { box: SecretBox; keyText: string };
+  /** Static jobs of every module with those bound by the modules created so far; their readiness checks; every retention target; the document. */
+  collected: { jobs(): JobDefinition[]; readiness(): ReadinessCheck[]; retention: readonly AgingTarget[]; document(): Record<string, unknown> };
+  /** The api of a module created after this one, once it is (retention reads the jobs module's status). */
+  later<M extends AnyModule>(module: M): ApiOf<M>;
 }
-
-/** Marks Backplane's own modules, whose names may also be in the `ops.` and `auth.` namespaces; copied by spreading. */
-const BACKPLANE_MODULE = Symbol('backplane module');
-
-export function definePart<Needs, Api, RouteDeps>(module: Module<Needs, Api, RouteDeps>): Module<Needs, Api, RouteDeps> {
-  return Object.assign(module, { [BACKPLANE_MODULE]: true });
-}
-
-/** Whether a module is one of Backplane's own (declared with `definePart`). */
-export const isBackplaneModule = (module: object): boolean => BACKPLANE_MODULE in module;
 
 /** Every route of some modules, for the document (no dependencies needed). */
 export const routesOf = (modules: readonly { routes?: readonly AnyRoute[] | undefined }[]): AnyRoute[] => modules.flatMap((module) => module.routes ?? []);

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { RATE_LIMIT_CONNECTIONS, openRateLimitPool } from '../../src/app/rateLimits.ts';
+import { RATE_LIMIT_CONNECTIONS, openRateLimitPool } from '../../src/modules/ratelimit/index.ts';
 import { takeFromBuckets } from '../../src/modules/ratelimit/store.ts';
 import { RETENTION_JOB } from '../../src/modules/retention/kinds.ts';
 import { runCli, startCluster, waitFor } from '../support/cluster.ts';

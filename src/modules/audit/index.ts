@@ -1,6 +1,6 @@
-import type pg from 'pg';
+import type { RecordAudit } from '../../platform/audit.ts';
 import { auditEventsAging } from './aging.ts';
-import { definePart } from '../../platform/module.ts';
+import { defineModule } from '../../platform/module.ts';
 import { auditSettings } from './settings.ts';
 import { auditStatuses } from './errors.ts';
 import { createAuditQueries } from './queries.ts';
@@ -27,7 +27,7 @@ export { auditStatuses } from './errors.ts';
 export { auditSettings } from './settings.ts';
 
 /** The audit log: every module records its events through `api.recordAudit`, in its own transaction. */
-export const auditModule = definePart({
+export const auditModule = defineModule({
   name: 'audit',
   settings: auditSettings,
   routes: auditRoutes,
@@ -37,10 +37,8 @@ export const auditModule = definePart({
   /** How its tables age and are purged by the retention job. */
   retention: [auditEventsAging],
   jobs: [auditRollupJob],
-  create(needs: { pool: pg.Pool }) {
-    return {
-      api: { recordAudit: async (...args: Parameters<typeof recordAuditEvent>) => void (await recordAuditEvent(...args)) },
-      routeDeps: { audit: createAuditQueries(needs.pool) },
-    };
+  create(context) {
+    const recordAudit: RecordAudit = async (tx, event) => void (await recordAuditEvent(tx, event));
+    return { api: { recordAudit }, routeDeps: { audit: createAuditQueries(context.pool) } };
   },
 });

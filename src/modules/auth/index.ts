@@ -3,7 +3,11 @@ import type { NotificationListener } from '../../platform/db/listener.ts';
 import type pg from 'pg';
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { RecordAudit } from '../../platform/audit.ts';
-import { definePart } from '../../platform/module.ts';
+import { type BackplaneContext, defineModule } from '../../platform/module.ts';
+import { auditModule } from '../audit/index.ts';
+import { rateLimitModule } from '../ratelimit/index.ts';
+import { type SettingsReader, settingsModule } from '../settings/index.ts';
+import { coveredRateLimitKeys, signInAttempts } from './signInLimits.ts';
 import { authSettings } from './settings.ts';
 import type { SecretBox } from '../../platform/secrets/secretBox.ts';
 import { createAccessRevocations } from './accessRevocations.ts';
@@ -60,9 +64,13 @@ export interface AuthNeeds {
 
 export { authSettings } from './settings.ts';
 
+/** What the auth module reads beyond the public context: the configured signing key and the box for secrets. */
+export type AuthContext = BackplaneContext<{ jwtPrivateKey: string | undefined }>;
+
 /** Accounts, roles, sessions, two-factor sign-in and the bearer check of every route. */
-export const authModule = definePart({
+export const authModule = defineModule({
   name: 'auth',
+  needs: ['audit', 'settings', 'ratelimit'],
   settings: authSettings,
   /** Audit action → what the event records: the catalogue (ADR 0120); names are public API. */
   auditActions: {
@@ -94,7 +102,20 @@ export const authModule = definePart({
     'ops.accounts.read': 'List accounts by email, role and whether they are locked',
     'ops.accounts.write': 'Lock and unlock accounts',
   },
-  async create(needs: AuthNeeds) {
+  async create(context: AuthContext) {
+    const settings: SettingsReader<(typeof authSettings)[number]> = context.use(settingsModule).reader;
+    const rateLimits = context.use(rateLimitModule);
+    rateLimits.coverKeys(coveredRateLimitKeys);
+    const needs: AuthNeeds = {
+      pool: context.pool,
+      listener: context.listener,
+      logger: context.logger,
+      jwtPrivateKey: context.config.jwtPrivateKey,
+      secrets: context.secrets().box,
+      mfaPolicy: { opsRequireMfa: () => settings.boolean('auth.ops_require_mfa') },
+      attempts: signInAttempts(rateLimits.limiter),
+      recordAudit: context.use(auditModule).recordAudit,
+    };
     const keys = await createKeyRing({ db: needs.pool, listener: needs.listener, logger: needs.logger, box: needs.secrets, pem: needs.jwtPrivateKey });
     const { signingKey } = keys;
     const grantsCache = createGrantsCache(needs.pool, needs.listener, needs.logger);

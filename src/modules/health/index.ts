@@ -1,45 +1,34 @@
-import type { Logger } from 'pino';
 import { withDatabaseDeadline } from '../../platform/db/deadline.ts';
 import { listMigrationFiles, migrationStatus } from '../../platform/db/migrations.ts';
-import type { InstrumentedPool } from '../../platform/db/pool.ts';
-import type { Registry } from '../../platform/metrics/registry.ts';
-import { definePart } from '../../platform/module.ts';
-import type { ReadinessCheck } from '../../platform/readiness.ts';
+import { type BackplaneContext, defineModule } from '../../platform/module.ts';
+import { jobsModule } from '../jobs/index.ts';
 import { registerRuntimeMetrics } from './metrics.ts';
 import { eventLoopCheck, poolCheck } from './instanceChecks.ts';
 import { createReadiness } from './readiness.ts';
 import { healthRoutes } from './routes.ts';
 import { createRuntimeSampler } from './runtimeStats.ts';
-import { type InstanceIdentity, createDatabaseProbe } from './system.ts';
+import { createDatabaseProbe } from './system.ts';
 
 export { createReadiness, type Readiness, type ReadinessCheck } from './readiness.ts';
 
 /** The database probes of /readyz and /ops/system give up after 2 s (their own bound) of waiting. */
 const PROBE_DEADLINE_MS = 2_000;
 
-export interface HealthNeeds {
-  pool: InstrumentedPool;
-  logger: Logger;
-  registry: Registry;
-  instance: InstanceIdentity;
-  /** Every other module's readiness checks, reported after the database's own. */
-  checks: ReadinessCheck[];
-  /** What GET /ops/system reports of the jobs this instance runs. */
-  jobs: { workers: number; queues: string[] };
-  /** APP_READINESS_REQUIRES_DATABASE=1: the database check fails /readyz too (ADR 0123); by default it is listed only. */
-  readinessRequiresDatabase?: boolean;
-}
+/** APP_READINESS_REQUIRES_DATABASE=1: the database check fails /readyz too (ADR 0123); by default it is listed only. */
+export type HealthContext = BackplaneContext<{ readinessRequiresDatabase?: boolean }>;
 
 /** Probes and the instance's own description: /livez, /readyz, GET /ops/system and the runtime metrics. */
-export const healthModule = definePart({
+export const healthModule = defineModule({
   name: 'health',
+  needs: ['jobs'],
   routes: healthRoutes,
   statuses: {},
   /** Permission name → what it allows; names are public API. */
   permissions: { 'ops.system.read': 'Read the system report of an instance (pool, runtime, migrations, readiness)' },
-  create(needs: HealthNeeds) {
+  create(context: HealthContext) {
+    const { pool, logger, registry } = context;
     const runtime = createRuntimeSampler();
-    registerRuntimeMetrics(needs.registry, runtime);
+    registerRuntimeMetrics(registry, runtime);
     const eventLoop = eventLoopCheck();
     const readiness = createReadiness(
       [
@@ -47,25 +36,26 @@ export const healthModule = definePart({
         {
           name: 'database',
           failure: 'the database did not answer',
-          run: () => withDatabaseDeadline(PROBE_DEADLINE_MS, async () => void (await needs.pool.query('select 1'))),
+          run: () => withDatabaseDeadline(PROBE_DEADLINE_MS, async () => void (await pool.query('select 1'))),
           // Shared by every pod: failing readiness on it would empty the Service when operators need it most (ADR 0123).
-          optional: needs.readinessRequiresDatabase !== true,
+          optional: context.config.readinessRequiresDatabase !== true,
         },
         eventLoop,
-        poolCheck(needs.pool),
-        ...needs.checks,
+        poolCheck(pool),
+        // Every other module's readiness checks, after the database's own.
+        ...context.collected.readiness(),
       ],
-      { onFailure: (name, error) => needs.logger.warn({ check: name, err: error }, 'readiness check failed') },
+      { onFailure: (name, error) => logger.warn({ check: name, err: error }, 'readiness check failed') },
     );
     const migrationFiles = listMigrationFiles();
     const system = {
-      instance: needs.instance,
-      pool: needs.pool,
+      instance: { id: context.instanceId, ...context.build },
+      pool,
       readiness,
       runtime,
-      jobs: needs.jobs,
+      jobs: context.use(jobsModule).workerInfo,
       latestMigration: Math.max(0, ...migrationFiles.map((file) => file.version)),
-      readMigrations: () => withDatabaseDeadline(PROBE_DEADLINE_MS, () => migrationStatus(needs.pool, migrationFiles)),
+      readMigrations: () => withDatabaseDeadline(PROBE_DEADLINE_MS, () => migrationStatus(pool, migrationFiles)),
     };
     return {
       api: { readiness },

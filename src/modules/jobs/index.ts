@@ -8,7 +8,9 @@ import { type JobDefinition, createJobRegistry } from './definitions.ts';
 import { jobsStatuses } from './errors.ts';
 import { createJobMetrics, registerJobTimestampMetrics } from './metrics.ts';
 import type { RecordAudit } from '../../platform/audit.ts';
-import { definePart } from '../../platform/module.ts';
+import { type BackplaneContext, defineModule } from '../../platform/module.ts';
+import { auditModule } from '../audit/index.ts';
+import { releasesModule } from '../releases/index.ts';
 import type { JobsServiceDeps } from './ports.ts';
 import { jobsRoutes } from './routes.ts';
 import { startJobScheduler } from './scheduler.ts';
@@ -45,9 +47,13 @@ export interface JobsNeeds {
   recordAudit: RecordAudit;
 }
 
+/** What the jobs module reads beyond the public context: every module's jobs, its share of the configuration. */
+export type JobsContext = BackplaneContext<{ jobWorkers: number; jobQueues: string[]; jobLeaseSeconds: number }>;
+
 /** Background jobs: definitions checked at creation; scheduling and workers start with the instance and drain with it. */
-export const jobsModule = definePart({
+export const jobsModule = defineModule({
   name: 'jobs',
+  needs: ['audit', 'releases'],
   /** Audit action → what the event records: the catalogue (ADR 0120); names are public API. */
   auditActions: {
     'jobs.definition.changed': 'A job definition was enabled, disabled or rescheduled',
@@ -59,7 +65,22 @@ export const jobsModule = definePart({
   permissions: { 'ops.jobs.read': 'Read job definitions, runs and the jobs overview', 'ops.jobs.write': 'Enable, disable and reschedule jobs', 'ops.jobs.run': 'Queue a run of a job now' },
   /** How its tables age and are purged by the retention job. */
   retention: [jobDefinitionHistoryAging, jobRunsAging],
-  create(needs: JobsNeeds) {
+  create(context: JobsContext) {
+    const { config, serving } = context;
+    const needs: JobsNeeds = {
+      pool: context.pool,
+      listener: context.listener,
+      logger: context.logger,
+      registry: context.registry,
+      runTask: context.runTask,
+      instanceId: context.instanceId,
+      definitions: context.collected.jobs(),
+      workers: serving ? config.jobWorkers : 0,
+      queues: serving ? config.jobQueues : [],
+      leaseSeconds: config.jobLeaseSeconds,
+      runningInstances: serving ? context.use(releasesModule).runningInstances : () => undefined,
+      recordAudit: context.use(auditModule).recordAudit,
+    };
     const jobs = createJobRegistry(needs.definitions);
     const metrics = createJobMetrics(needs.registry, jobs.list().map((job) => job.name));
     registerJobTimestampMetrics(needs.registry, needs.pool, () => jobs.list().map((job) => job.name));

@@ -1,5 +1,6 @@
-import type { Registry } from '../../platform/metrics/registry.ts';
-import { definePart } from '../../platform/module.ts';
+import { defineModule } from '../../platform/module.ts';
+import { rateLimitModule } from '../ratelimit/index.ts';
+import { type SettingsReader, settingsModule } from '../settings/index.ts';
 import { maintenanceSettings } from './settings.ts';
 import { registerMaintenanceMetrics } from './metrics.ts';
 import { type MaintenanceSettings, maintenanceMode, maintenanceStatuses } from './middleware.ts';
@@ -10,20 +11,26 @@ export { registerMaintenanceMetrics } from './metrics.ts';
 export { maintenanceSettings } from './settings.ts';
 
 /** Maintenance mode: every instance answers 503 maintenance, except the routes that must stay open. */
-export const maintenanceModule = definePart({
+export const maintenanceModule = defineModule({
   name: 'maintenance',
+  needs: ['settings', 'ratelimit'],
   settings: maintenanceSettings,
   routes: [],
   statuses: maintenanceStatuses,
-  create(needs: { settings: MaintenanceSettings; registry: Registry }) {
-    registerMaintenanceMetrics(needs.registry, needs.settings.enabled);
+  create(context) {
+    const reader: SettingsReader<(typeof maintenanceSettings)[number]> = context.use(settingsModule).reader;
+    const settings: MaintenanceSettings = {
+      enabled: () => reader.boolean('maintenance.enabled'),
+      message: () => reader.string('maintenance.message'),
+      retryAfterSeconds: () => reader.duration('maintenance.retry_after'),
+    };
+    registerMaintenanceMetrics(context.registry, settings.enabled);
+    const middleware = maintenanceMode(settings);
     return {
-      api: {
-        enabled: needs.settings.enabled,
-        /** Answers before limits are spent and before a body is read. */
-        middleware: maintenanceMode(needs.settings),
-      },
+      api: { enabled: settings.enabled, middleware },
       routeDeps: undefined,
+      // Maintenance answers before limits are spent and before a body is read; then the per-address limit on /auth.
+      middleware: { beforeBody: [middleware, context.use(rateLimitModule).perAddress] },
     };
   },
 });

@@ -1,6 +1,12 @@
 import type { Logger } from 'pino';
 import type { Registry } from '../../platform/metrics/registry.ts';
-import { definePart } from '../../platform/module.ts';
+import { type BackplaneContext, defineModule } from '../../platform/module.ts';
+import { auditModule } from '../audit/index.ts';
+import type { maintenanceSettings } from '../maintenance/index.ts';
+import { releasesModule } from '../releases/index.ts';
+import { type SettingsReader, settingsModule } from '../settings/index.ts';
+import { type RateLimitPoolOptions, decideForPod } from './decisionPool.ts';
+import { settingsRateLimits } from './settingLimits.ts';
 import { ratelimitCleanupJob } from './cleanupJob.ts';
 import { rateLimitStatuses } from './errors.ts';
 import { createRateLimiter } from './limiter.ts';
@@ -8,7 +14,7 @@ import { POD_BATCHING } from './podClient.ts';
 import type { LimiterName, RateLimitSettings } from './limiters.ts';
 import { limitRequestsPerAddress, refuseKnownFloods } from './middleware.ts';
 import type { StatementRunner, TakeBuckets } from './store.ts';
-import { type RateLimitOpsNeeds, createRateLimitOps } from './opsService.ts';
+import { type CoveredKeys, type RateLimitOpsNeeds, createRateLimitOps } from './opsService.ts';
 import { rateLimitOpsRoutes } from './opsRoutes.ts';
 
 export interface RateLimitNeeds {
@@ -29,6 +35,19 @@ export interface RateLimitNeeds {
   ops: RateLimitOpsNeeds;
 }
 
+/** What the ratelimit module reads beyond the public context: where decisions are made, limits a test sets, the pod's configuration. */
+export type RateLimitContext = BackplaneContext<RateLimitConfig> & {
+  rateLimits: { decide: RateLimitNeeds['decide']; limits?: RateLimitSettings | undefined; timeoutMs?: number | undefined };
+};
+
+interface RateLimitConfig {
+  rateLimitBatching: 'pod' | 'instance';
+  pools: { rateLimit: number };
+  rateLimitSpacingMs: number;
+  instances: number;
+  databasePooling: RateLimitPoolOptions['pooling'];
+}
+
 /** The readiness entry: failing while this instance decides alone, never failing /readyz (ADR 0020). */
 export interface RateLimitReadinessCheck {
   name: 'ratelimit';
@@ -43,6 +62,7 @@ export { ratelimitCleanupJob } from './cleanupJob.ts';
 export { rateLimitStatuses, RateLimitError } from './errors.ts';
 export { joinRateLimitHeaders, rateLimitHeaders, retryAfterSeconds } from './headers.ts';
 export { DEFAULT_DECISION_TIMEOUT_MS, createRateLimiter, type RateLimiter } from './limiter.ts';
+export { RATE_LIMIT_CONNECTIONS, openRateLimitPool } from './decisionPool.ts';
 export { createStatementMetrics } from './metrics.ts';
 export { podBuckets, type PodChannel } from './podClient.ts';
 export { createPodDecisions, isPodTake, type PodDecisions } from './podDecisions.ts';
@@ -54,8 +74,9 @@ export type { Decision, LimitSource, RateLimit } from './rules.ts';
 export { type CountedBeat, type ShareCount, UNCOUNTED, countShares, shareDivisor } from './shareCount.ts';
 
 /** Limits shared by every instance, decided in PostgreSQL (GCRA), with each instance's share when it must decide alone. */
-export const rateLimitModule = definePart({
+export const rateLimitModule = defineModule({
   name: 'ratelimit',
+  needs: ['audit', 'settings', 'releases'],
   /** Audit action → what the event records: the catalogue (ADR 0120); names are public API. */
   auditActions: {
     'ratelimit.buckets.cleared': 'Rate-limit counters were cleared',
@@ -67,7 +88,27 @@ export const rateLimitModule = definePart({
   routes: rateLimitOpsRoutes,
   statuses: rateLimitStatuses,
   jobs: [ratelimitCleanupJob],
-  create(needs: RateLimitNeeds) {
+  // APP_RATELIMIT_BATCHING=pod: one decision pool in the primary answers every instance's batches.
+  primaryWork: ({ config, databaseUrl, registry }) => {
+    const { rateLimitBatching, pools, rateLimitSpacingMs, instances, databasePooling } = config as RateLimitConfig;
+    return rateLimitBatching === 'pod'
+      ? decideForPod(databaseUrl, { connections: pools.rateLimit, spacingMs: rateLimitSpacingMs, instances, pooling: databasePooling, registry })
+      : undefined;
+  },
+  create(context: RateLimitContext) {
+    const reader: SettingsReader<(typeof maintenanceSettings)[number]> = context.use(settingsModule).reader;
+    // The keys the operator's lookup covers are auth's (its sign-in limits): auth names them once created.
+    let keysOf: CoveredKeys = () => Promise.reject(new Error('no module named the keys its limits cover'));
+    const needs: RateLimitNeeds = {
+      decide: context.rateLimits.decide,
+      limits: context.rateLimits.limits ?? settingsRateLimits(context.use(settingsModule).reader),
+      logger: context.logger,
+      registry: context.registry,
+      decisionTimeoutMs: context.rateLimits.timeoutMs,
+      // Until every running instance has counted this one, deciding alone grants nothing (ADR 0020, amended 2026-11-26).
+      liveInstances: context.use(releasesModule).shareDivisor,
+      ops: { pool: context.pool, listener: context.listener, recordAudit: context.use(auditModule).recordAudit, keysOf: (subject, db) => keysOf(subject, db) },
+    };
     const limiter = createRateLimiter<LimiterName>({
       ...('pod' in needs.decide
         ? { take: needs.decide.pod, ...POD_BATCHING }
@@ -82,6 +123,7 @@ export const rateLimitModule = definePart({
     if ('pool' in needs.decide) {
       void limiter.warm();
     }
+    const refuseFromMemory = refuseKnownFloods(limiter);
     const readinessCheck: RateLimitReadinessCheck = {
       name: 'ratelimit',
       failure: 'rate limits are decided by this instance alone, with its share of each limit, until the database decides in time again',
@@ -99,10 +141,18 @@ export const rateLimitModule = definePart({
         /** The per-address limit on /auth, before the body is read. */
         perAddress: limitRequestsPerAddress(limiter),
         /** A flood's refusals, known from memory, answered before Koa. */
-        refuseFromMemory: refuseKnownFloods(limiter),
+        refuseFromMemory,
+        /** The keys an email and/or address fall under, as the limits' users compute them (ADR 0128). */
+        coverKeys(keys: CoveredKeys) {
+          keysOf = keys;
+        },
       },
       routeDeps: createRateLimitOps(needs.ops, limiter, needs.limits, needs.logger),
       readiness: [readinessCheck],
+      middleware: {
+        // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.
+        early: (request) => (reader.boolean('maintenance.enabled') ? undefined : refuseFromMemory(request)),
+      },
     };
   },
 });

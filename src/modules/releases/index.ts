@@ -1,32 +1,23 @@
-import type { Logger } from 'pino';
+import { hostname } from 'node:os';
 import { releaseInstancesAging } from './aging.ts';
-import type { NotificationListener } from '../../platform/db/listener.ts';
-import type { Queryable } from '../../platform/db/pool.ts';
-import { definePart } from '../../platform/module.ts';
+import { type BackplaneContext, defineModule } from '../../platform/module.ts';
 import { releasesSettings } from './settings.ts';
 import { type InstanceTracker, trackInstance } from './heartbeat.ts';
 import { releasesRoutes } from './routes.ts';
 import { createRuntimeSnapshots } from './runtimeSnapshot.ts';
-import type { InstanceRecord } from './store.ts';
 
 export type { InstanceRecord } from './store.ts';
 export { countRunningInstances, selectInstances } from './store.ts';
 export { instanceEntry } from './views.ts';
 export { purgeReleaseInstances } from './purge.ts';
 
-export interface ReleasesNeeds {
-  pool: Queryable;
-  /** Announcements of other instances (a registration, a changed count), so this one beats at once. */
-  listener?: Pick<NotificationListener, 'listen'>;
-  logger: Logger;
-  instance: InstanceRecord;
-  heartbeatSeconds: number;
-}
+/** What the releases module reads beyond the public context. */
+export type ReleasesContext = BackplaneContext<{ heartbeatSeconds: number }>;
 
 export { releasesSettings } from './settings.ts';
 
 /** Which instances run which release: each registers and heartbeats from the moment it serves. */
-export const releasesModule = definePart({
+export const releasesModule = defineModule({
   name: 'releases',
   settings: releasesSettings,
   routes: releasesRoutes,
@@ -35,7 +26,18 @@ export const releasesModule = definePart({
   permissions: { 'ops.releases.read': 'Read the releases and instances that ran against the database' },
   /** How its tables age and are purged by the retention job. */
   retention: [releaseInstancesAging],
-  create(needs: ReleasesNeeds) {
+  create(context: ReleasesContext) {
+    const { pool, build, config } = context;
+    const instance = {
+      instanceId: context.instanceId,
+      version: build.version,
+      commit: build.commit,
+      buildTime: build.buildTime,
+      modified: build.modified,
+      runtimeVersion: process.version,
+      host: hostname(),
+      pid: process.pid,
+    };
     let tracker: InstanceTracker | undefined;
     return {
       api: {
@@ -44,9 +46,10 @@ export const releasesModule = definePart({
         /** The divisor of this instance's share of a limit while deciding alone; undefined until every running instance counted it (ADR 0020). */
         shareDivisor: () => tracker?.shareDivisor(),
       },
-      routeDeps: { db: needs.pool, heartbeatSeconds: needs.heartbeatSeconds },
+      routeDeps: { db: pool, heartbeatSeconds: config.heartbeatSeconds },
       start() {
-        tracker = trackInstance(needs.pool, needs.instance, needs.logger, needs.heartbeatSeconds * 1000, needs.listener, createRuntimeSnapshots(needs.instance.version, needs.pool));
+        // Announcements of other instances (a registration, a changed count) make this one beat at once.
+        tracker = trackInstance(pool, instance, context.logger, config.heartbeatSeconds * 1000, context.listener, createRuntimeSnapshots(instance.version, pool));
       },
       close: () => tracker?.stop(),
     };

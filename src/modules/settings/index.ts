@@ -1,11 +1,8 @@
-import type pg from 'pg';
 import { settingsHistoryAging } from './aging.ts';
-import type { Logger } from 'pino';
-import type { NotificationListener } from '../../platform/db/listener.ts';
-import { type SettingsCacheOptions, createSettingsCache } from './cache.ts';
+import { createSettingsCache } from './cache.ts';
 import { createSettingsReader } from './reader.ts';
-import type { RecordAudit } from '../../platform/audit.ts';
-import { definePart } from '../../platform/module.ts';
+import { auditModule } from '../audit/index.ts';
+import { defineModule } from '../../platform/module.ts';
 import { settingsStatuses } from './errors.ts';
 import { settingsRoutes } from './routes.ts';
 import { settingsSettings } from './settings.ts';
@@ -22,17 +19,10 @@ export { purgeSettingsHistory } from './purge.ts';
 export { settingsHistoryAging } from './aging.ts';
 export { settingBody } from './schemas.ts';
 
-export interface SettingsNeeds {
-  pool: pg.Pool;
-  listener: NotificationListener;
-  logger: Logger;
-  recordAudit: RecordAudit;
-  cache?: SettingsCacheOptions;
-}
-
 /** Runtime settings: held in memory on every instance, changed with a reason, followed within a second. */
-export const settingsModule = definePart({
+export const settingsModule = defineModule({
   name: 'settings',
+  needs: ['audit'],
   /** Audit action → what the event records: the catalogue (ADR 0120); names are public API. */
   auditActions: {
     'settings.value.changed': 'A runtime setting was changed',
@@ -45,15 +35,16 @@ export const settingsModule = definePart({
   retention: [settingsHistoryAging],
   settings: settingsSettings,
   /** Loads every setting before returning, so an instance never serves on defaults it should not. */
-  async create(needs: SettingsNeeds) {
-    const cache = createSettingsCache(needs.pool, needs.listener, needs.logger, needs.cache);
+  // Loaded before serving: an instance started during maintenance starts in maintenance.
+  async create(context) {
+    const cache = createSettingsCache(context.pool, context.listener, context.logger);
     try {
       await cache.load();
     } catch (error) {
       cache.close();
       throw error;
     }
-    const service = createSettingsService({ pool: needs.pool, cache, recordAudit: needs.recordAudit });
+    const service = createSettingsService({ pool: context.pool, cache, recordAudit: context.use(auditModule).recordAudit });
     return {
       api: { reader: createSettingsReader(cache), service, reload: () => cache.reload() },
       routeDeps: { settings: service },

@@ -1,10 +1,9 @@
 // Shared steps of the identity tests: the browser's round trip through the service and the provider.
 import client from 'prom-client';
-import { providerSignIn, canStillSignIn, identityAccounts } from '../../../src/app/identities.ts';
 import { bearerIdentifier as identifyCaller } from '../../../src/modules/auth/index.ts';
 import { recordAuditEvent } from '../../../src/modules/audit/index.ts';
 import { loadSigningKey } from '../../../src/modules/auth/signingKeys.ts';
-import { type RevocationPolicy, identitiesModule } from '../../../src/modules/identities/index.ts';
+import { type RevocationPolicy, canStillSignIn, createIdentities, identityAccounts, providerSignIn } from '../../../src/modules/identities/index.ts';
 import { parseProviderList } from '../../../src/modules/identities/providerConfig.ts';
 import type { InstrumentedPool } from '../../../src/platform/db/pool.ts';
 import { createLogger } from '../../../src/platform/logging/logger.ts';
@@ -61,7 +60,7 @@ export async function identitiesOn(pool: InstrumentedPool, providers: TestProvid
   const tasks = createTaskPool({ threads: 1, closeTimeoutMs: 5_000, registry, logger });
   const signingKey = await loadSigningKey(pool, undefined, box);
   const recordAudit = async (tx: Parameters<typeof recordAuditEvent>[0], event: Parameters<typeof recordAuditEvent>[1]) => void (await recordAuditEvent(tx, event));
-  const started = await identitiesModule.create({
+  const started = await createIdentities({
     pool,
     logger,
     registry,

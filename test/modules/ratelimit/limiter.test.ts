@@ -2,7 +2,7 @@ import test from 'ava';
 import type pg from 'pg';
 import pino from 'pino';
 import client from 'prom-client';
-import { openRateLimitPool } from '../../../src/app/rateLimits.ts';
+import { openRateLimitPool } from '../../../src/modules/ratelimit/index.ts';
 import { createRateLimiter, type RateLimit, type RateLimiter, retryAfterSeconds } from '../../../src/modules/ratelimit/index.ts';
 import type { StatementRunner } from '../../../src/modules/ratelimit/store.ts';
 import { createPool, type InstrumentedPool } from '../../../src/platform/db/pool.ts';

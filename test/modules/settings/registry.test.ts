@@ -1,6 +1,8 @@
 import test from 'ava';
 import { compose } from '../../../src/app/application.ts';
-import type { BackplaneSettingsReader } from '../../../src/app/backplaneSettings.ts';
+import type { authSettings } from '../../../src/modules/auth/index.ts';
+import type { maintenanceSettings } from '../../../src/modules/maintenance/index.ts';
+import type { SettingsReader } from '../../../src/modules/settings/index.ts';
 import { backplaneApplication } from '../../../src/app/defaultApplication.ts';
 import { type SettingDefinition, checkRegistry } from '../../../src/modules/settings/registry.ts';
 import { SettingsError } from '../../../src/modules/settings/errors.ts';
@@ -53,7 +55,8 @@ test('each of Backplane\'s settings is declared by the module that owns it, and 
     'maintenance.message': 'maintenance',
     'maintenance.retry_after': 'maintenance',
   });
-  const reads = (reader: BackplaneSettingsReader) => [
+  // A module reads its settings through a reader typed by its declarations.
+  const reads = (reader: SettingsReader<(typeof authSettings | typeof maintenanceSettings)[number]>) => [
     reader.integer('auth.login_attempts'),
     // @ts-expect-error -- no module declares this name
     reader.integer('auth.no_such_setting'),

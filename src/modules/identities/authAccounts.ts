@@ -1,6 +1,9 @@
-import { type SigningKey, accountDirectory, completeSignIn } from '../modules/auth/index.ts';
-import { type AccountsPort, type CanStillSignIn, type CompleteSignIn, type RecordIdentityAudit, countOtherIdentities } from '../modules/identities/index.ts';
-import { originOf } from '../platform/caller.ts';
+import { type SigningKey, accountDirectory, completeSignIn } from '../auth/index.ts';
+import { originOf } from '../../platform/caller.ts';
+import type { AccountsPort, CanStillSignIn, CompleteSignIn, RecordIdentityAudit } from './ports.ts';
+import { countOtherIdentities } from './store/identities.ts';
+
+// What identities takes of the auth module: its accounts, its sign-in rule, its sessions.
 
 /** The accounts table (auth module) as the identities module needs it. */
 export const identityAccounts: AccountsPort = accountDirectory;

@@ -1,12 +1,14 @@
-import { recordAuditEvent } from '../modules/audit/index.ts';
-import { type JobsServiceDeps, describeJob } from '../modules/jobs/index.ts';
-import { RETENTION_JOB, type RetentionJobStatus, type RetentionPurged, type RetentionSettings } from '../modules/retention/index.ts';
-import { formatDurationSeconds } from '../modules/settings/index.ts';
-import type { BackplaneDurationSetting, BackplaneSettingsReader } from './backplaneSettings.ts';
-import type { Queryable } from '../platform/db/pool.ts';
+import { recordAuditEvent } from '../audit/index.ts';
+import { type JobsServiceDeps, describeJob } from '../jobs/index.ts';
+import { type SettingsReader, formatDurationSeconds } from '../settings/index.ts';
+import type { Queryable } from '../../platform/db/pool.ts';
+import { RETENTION_JOB } from './kinds.ts';
+import type { RetentionJobStatus, RetentionPurged, RetentionSettings } from './ports.ts';
 
-/** The retention settings' live values, from the settings held in memory. */
-export function retentionSettings(reader: BackplaneSettingsReader): RetentionSettings<BackplaneDurationSetting> {
+// What retention takes of the settings, jobs and audit modules.
+
+/** The retention settings' live values, from the settings held in memory (each target names its own). */
+export function retentionSettings(reader: SettingsReader): RetentionSettings {
   return {
     seconds: (name) => reader.duration(name),
     text: (name) => formatDurationSeconds(reader.duration(name)),
