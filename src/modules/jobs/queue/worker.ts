@@ -1,0 +1,189 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { NotificationListener } from '../../../platform/db/listener.ts';
+import type { RunTask } from '../../../platform/tasks/pool.ts';
+import { JobLeaseLostError, JobShutdownError } from '../errorSummary.ts';
+import { QUEUE_CANCEL_CHANNEL, QUEUE_JOBS_CHANNEL } from './channels.ts';
+import { claimJobs } from './claimJobs.ts';
+import { createCompletionBatch } from './completionBatch.ts';
+import { discardAbandonedJobs } from './discardAbandonedJobs.ts';
+import { JobCancelledError } from './errors.ts';
+import type { QueueTaskRegistry } from './queueTask.ts';
+import { releaseJobs } from './releaseJobs.ts';
+import { renewLeases } from './renewLeases.ts';
+import { type AttemptOutcome, type JobExecution, runJob } from './runJob.ts';
+
+export interface QueueWorkerOptions {
+  /** The instance's pool: claims, outcomes, and a connection per running transactional job. */
+  pool: pg.Pool;
+  listener: NotificationListener;
+  tasks: QueueTaskRegistry;
+  logger: Logger;
+  runTask: RunTask;
+  instanceId: string;
+  /** Jobs run at once per queue on this instance; the queues listed are the ones it works. */
+  concurrency: Readonly<Record<string, number>>;
+  /** How long a claimed job is this instance's without renewal. Default 30. */
+  leaseSeconds?: number;
+  /** Longest wait between claims without a notification (the fallback when one is lost). Default 1000. */
+  pollMs?: number;
+  /** Told each attempt's outcome (metrics, tests). */
+  onAttempt?: (task: string, outcome: AttemptOutcome) => void;
+  random?: () => number;
+}
+
+export interface DrainResult {
+  /** Attempts that finished within the budget. */
+  finished: number;
+  /** Attempts stopped at the end of the budget and given back without counting. */
+  released: number;
+}
+
+export interface QueueWorker {
+  /** Jobs running on this instance now, by queue. */
+  running(): Record<string, number>;
+  /**
+   * Stops claiming, lets running attempts finish within timeoutMs, then aborts the rest and gives
+   * them back as available (no attempt spent) for another instance.
+   */
+  drain(timeoutMs: number): Promise<DrainResult>;
+}
+
+const STOP_GRACE_MS = 1_000;
+
+/**
+ * Claims jobs as soon as their transaction commits (NOTIFY), or at the latest every pollMs, up to
+ * each queue's free slots in one statement; renews every held lease in one statement; completes in
+ * batches (completionBatch.ts).
+ */
+export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
+  const { pool, logger, instanceId } = options;
+  const leaseSeconds = options.leaseSeconds ?? 30;
+  const queues = Object.keys(options.concurrency);
+  const executions = new Map<string, JobExecution>();
+  const runningIn = new Map<string, number>(queues.map((queue) => [queue, 0]));
+  // Queues that may hold due jobs beyond the last claim: told by a notification, or the last claim filled every slot asked.
+  const mayHaveMore = new Set<string>(queues);
+  const completions = createCompletionBatch(pool, instanceId);
+  const taskNames = options.tasks.names();
+  let stopping = false;
+  let claiming = false;
+  let claimAgain = false;
+  let failing = false;
+
+  const freeSlots = () => new Map(queues.map((queue) => [queue, options.concurrency[queue]! - runningIn.get(queue)!] as const).filter(([, free]) => free > 0));
+
+  function start(job: Awaited<ReturnType<typeof claimJobs>>[number]): void {
+    runningIn.set(job.queue, runningIn.get(job.queue)! + 1);
+    const task = options.tasks.get(job.task)!;
+    const execution = runJob({ pool, instanceId, runTask: options.runTask, logger, completions, random: options.random ?? Math.random }, task, job, (outcome) => {
+      executions.delete(job.id);
+      runningIn.set(job.queue, runningIn.get(job.queue)! - 1);
+      options.onAttempt?.(job.task, outcome);
+      if (mayHaveMore.has(job.queue)) {
+        void fill();
+      }
+    });
+    executions.set(job.id, execution);
+  }
+
+  async function fill(): Promise<void> {
+    if (claiming) {
+      claimAgain = true;
+      return;
+    }
+    claiming = true;
+    try {
+      do {
+        claimAgain = false;
+        const slots = freeSlots();
+        if (stopping || slots.size === 0) {
+          break;
+        }
+        slots.forEach((_free, queue) => mayHaveMore.delete(queue));
+        const claimed = await claimJobs(pool, { instanceId, slots, tasks: taskNames, leaseSeconds });
+        if (failing) {
+          failing = false;
+          logger.info('claiming queue jobs works again');
+        }
+        if (stopping) {
+          // Drain began while the claim ran: give these back untouched.
+          await releaseJobs(pool, instanceId, claimed.map((job) => ({ id: job.id, attempt: job.attempts })));
+          break;
+        }
+        claimed.forEach(start);
+        for (const [queue, free] of slots) {
+          if (claimed.filter((job) => job.queue === queue).length === free) {
+            mayHaveMore.add(queue);
+          }
+        }
+      } while (claimAgain);
+    } catch (error) {
+      if (!failing) {
+        failing = true;
+        logger.warn({ err: error }, 'claiming queue jobs failed; retrying at the next poll');
+      }
+    } finally {
+      claiming = false;
+    }
+  }
+
+  async function renew(): Promise<void> {
+    const held = [...executions.values()].map((execution) => execution.key);
+    try {
+      const kept = await renewLeases(pool, instanceId, held, leaseSeconds);
+      for (const key of held) {
+        if (!kept.has(key.id)) {
+          executions.get(key.id)?.stop(new JobLeaseLostError());
+        }
+      }
+    } catch (error) {
+      logger.warn({ err: error }, 'could not renew the leases of queue jobs; retrying');
+    }
+  }
+
+  const wake = (queue: string) => {
+    if (runningIn.has(queue) && !stopping) {
+      mayHaveMore.add(queue);
+      void fill();
+    }
+  };
+  options.listener.listen(QUEUE_JOBS_CHANNEL, wake);
+  options.listener.listen(QUEUE_CANCEL_CHANNEL, (id) => executions.get(id)?.stop(new JobCancelledError()));
+  options.listener.onConnected(() => queues.forEach(wake));
+  const poll = setInterval(() => {
+    queues.forEach(wake);
+    void discardAbandonedJobs(pool).catch(() => undefined);
+  }, options.pollMs ?? 1_000);
+  const renewal = setInterval(() => void renew(), (leaseSeconds * 1000) / 3);
+  void fill();
+
+  return {
+    running: () => Object.fromEntries(runningIn),
+    async drain(timeoutMs) {
+      stopping = true;
+      clearInterval(poll);
+      const inFlight = [...executions.values()];
+      const deadline = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
+      await Promise.race([Promise.all(inFlight.map((execution) => execution.done)), deadline]);
+      const unfinished = [...executions.values()];
+      unfinished.forEach((execution) => execution.stop(new JobShutdownError()));
+      // A handler that ignores its signal is not waited for past the grace: its attempt is given back all the same.
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
+      await Promise.race([Promise.all(unfinished.map((execution) => execution.done)), grace]);
+      clearInterval(renewal);
+      const released = await releaseJobs(
+        pool,
+        instanceId,
+        unfinished.map((execution) => execution.key),
+      ).catch((error: unknown) => {
+        logger.error({ err: error }, 'could not release unfinished queue jobs; they are taken over when their lease ends');
+        return 0;
+      });
+      if (released > 0) {
+        logger.warn({ jobs: released }, 'released queue jobs that did not finish within the drain budget');
+      }
+      return { finished: inFlight.length - unfinished.length, released };
+    },
+  };
+}
