@@ -56,14 +56,17 @@ with wanted as (
   ) d
 ), picked as (
   select id from expired union all select id from due
+), claimed as (
+  update queue_jobs j
+  set state = 'running', attempts = j.attempts + 1, locked_by = $1,
+      locked_until = now() + make_interval(secs => $5), attempted_at = now(),
+      errors = case when j.state = 'running' then ${appendedErrorsSql('j.errors', 'j.attempts', `'${LEASE_EXPIRED}'`)} else j.errors end
+  from picked
+  where j.id = picked.id
+  returning j.id, j.task, j.queue, j.payload, j.attempts, j.max_attempts, j.created_at, j.priority, j.run_at
 )
-update queue_jobs j
-set state = 'running', attempts = j.attempts + 1, locked_by = $1,
-    locked_until = now() + make_interval(secs => $5), attempted_at = now(),
-    errors = case when j.state = 'running' then ${appendedErrorsSql('j.errors', 'j.attempts', `'${LEASE_EXPIRED}'`)} else j.errors end
-from picked
-where j.id = picked.id
-returning j.id::text, j.task, j.queue, j.payload, j.attempts, j.max_attempts, j.created_at`;
+select id::text, task, queue, payload, attempts, max_attempts, created_at from claimed
+order by priority, run_at, id`;
 
 /** Takes up to each queue's free slots of claimable jobs in one statement. */
 export async function claimJobs(db: Queryable, request: ClaimRequest): Promise<ClaimedJob[]> {

@@ -104,12 +104,12 @@ test.serial('a second add with the key of an unfinished job is ignored, in a bat
 });
 
 test.serial('a key held by a job still running is not added again', async (t) => {
-  const { id } = await addJob(db.pool, tasks, 'receipts_send', { orderId: 'r-1', email: 'r@example.com' }, { key: 'receipt:r-1' });
+  const id = (await addJob(db.pool, tasks, 'receipts_send', { orderId: 'r-1', email: 'r@example.com' }, { key: 'receipt:r-1' })).id!;
   await db.pool.query(`update queue_jobs set priority = -1000 where id = $1`, [id]);
   const [claimed] = await claimJobs(db.pool, { instanceId: 'i', slots: new Map([['default', 1]]), tasks: tasks.names(), leaseSeconds: 30 });
   t.is(claimed!.id, id);
   t.is((await addJob(db.pool, tasks, 'receipts_send', { orderId: 'r-1', email: 'r@example.com' }, { key: 'receipt:r-1' })).id, null);
-  await completeJobs(db.pool, 'i', [{ id: id!, attempt: 1 }]);
+  await completeJobs(db.pool, 'i', [{ id, attempt: 1 }]);
 });
 
 test.serial('an add with a key another open transaction just added waits for it: ignored if it commits, added if it rolls back', async (t) => {
@@ -134,13 +134,13 @@ test.serial('a malformed payload is refused with a stable code, naming the field
   const error = await t.throwsAsync(
     addJobs(db.pool, tasks, [
       { task: 'receipts_send', payload: { orderId: 'ok', email: 'ok@example.com' } },
-      // @ts-expect-error the payload's type is checked from the task's name
-      { task: 'receipts_send', payload: { orderId: 'bad', email: 'not-an-address' } },
+      // @ts-expect-error the payload's type is checked from the task's name: orderId is a string
+      { task: 'receipts_send', payload: { orderId: 42, email: 'not-an-address' } },
     ]),
     { instanceOf: QueueError },
   );
   t.is(error.code, 'invalid_job_payload');
-  t.deepEqual(error.issues?.map((issue) => issue.location), ['jobs[1].payload.email']);
+  t.deepEqual(error.issues?.map((issue) => issue.location), ['jobs[1].payload.orderId', 'jobs[1].payload.email']);
   t.false(JSON.stringify(error.issues).includes('not-an-address'));
   t.is(await countJobs(db.pool), before);
 });
