@@ -82,7 +82,6 @@ export async function startInstance(
   const drain = (drainOptions: DrainOptions = {}) =>
     (draining ??= (async () => {
       logger.info('instance draining');
-      modules.api<{ readiness: { startDraining(): void } }>('health').readiness.startDraining();
       const closed = connections.close();
       const timer = setTimeout(() => server.closeAllConnections(), config.drainTimeoutMs);
       const requestsDone = (async () => {
@@ -93,7 +92,7 @@ export async function startInstance(
         connections.endIdleConnections(drainOptions.idleGraceMs ?? idleGraceMs(config.drainTimeoutMs));
         await closed;
       })();
-      // Requests and job runs drain side by side, each within the drain timeout.
+      // Requests and modules' work (job runs) drain side by side, each within the drain timeout; /readyz fails from now on.
       await Promise.all([requestsDone, modules.drain(config.drainTimeoutMs)]);
       clearTimeout(timer);
       connections.stop();

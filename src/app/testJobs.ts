@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { type JobDefinition, defineJob } from '../modules/jobs/index.ts';
+import { type JobDefinition, defineJob } from '../platform/jobs.ts';
 import { AppError } from '../platform/errors.ts';
 
 // Yearly, so these run only when a test asks for a run.

@@ -75,3 +75,35 @@ test('use cases import neither Koa nor platform/http: only routes, schemas, midd
   const crossing = imports().filter(({ from, to }) => isUseCase(from) && speaksHttp(to));
   t.deepEqual(crossing, []);
 });
+
+/** What a file imports to run: `import type` and `export type` are left out (they need no module created first). */
+export function runtimeImportsOf(file: string, text: string): Import[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest);
+  const typeOnly = new Set<string>();
+  for (const statement of source.statements) {
+    const clause = ts.isImportDeclaration(statement) ? statement.importClause : undefined;
+    const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
+    const onlyTypes = clause !== undefined ? clause.isTypeOnly || (!clause.name && named !== undefined && named.every((element) => element.isTypeOnly)) : ts.isExportDeclaration(statement) && statement.isTypeOnly;
+    const specifier = ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement) ? statement.moduleSpecifier : undefined;
+    if (onlyTypes && specifier && ts.isStringLiteral(specifier)) {
+      typeOnly.add(specifier.text);
+    }
+  }
+  return importsOf(file, text).filter(({ to }) => ![...typeOnly].some((specifier) => relative(src, resolve(dirname(file), specifier)) === to));
+}
+
+// Created after the module that uses it (`later`): retention reads the jobs module's status of its job.
+const LATER = new Set(['retention → jobs']);
+
+test("a module uses another one's code only when it names it in its needs", async (t) => {
+  const { backplaneModules } = await import('../../src/app/backplaneModules.ts');
+  const needs = new Map(backplaneModules.map((module) => [module.name, new Set(module.needs ?? [])]));
+  const unnamed = sourceFiles(src)
+    .flatMap((file) => runtimeImportsOf(file, readFileSync(file, 'utf8')))
+    .flatMap(({ from, to }) => {
+      const [owner, target] = [moduleOf(from), moduleOf(to)];
+      return owner && target && owner !== target && !needs.get(owner)?.has(target) && !LATER.has(`${owner} → ${target}`) ? [`${from} → ${to}`] : [];
+    });
+  t.deepEqual(unnamed, []);
+  t.true(needs.size === 11, 'every folder of src/modules is a module of backplaneModules');
+});

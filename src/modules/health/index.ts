@@ -60,6 +60,8 @@ export const healthModule = defineModule({
     return {
       api: { readiness },
       routeDeps: { ...system, probe: createDatabaseProbe(system) },
+      // A draining instance reports not ready at once, so the load balancer stops sending it requests.
+      drain: async () => readiness.startDraining(),
       close: () => {
         runtime.stop();
         eventLoop.stop();

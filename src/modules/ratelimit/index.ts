@@ -71,7 +71,6 @@ export type { CoveredKey, RateLimitSubject } from './opsService.ts';
 export { DEFAULT_RATE_LIMITS, LIMITER_NAMES, addressKey, mfaChangeKey, signInAddressKey, signInKey, type LimiterName, type RateLimitSettings } from './limiters.ts';
 export { countsPerAddress, limitRequestsPerAddress, spendAttempt, type SpentAttempt } from './middleware.ts';
 export type { Decision, LimitSource, RateLimit } from './rules.ts';
-export { type CountedBeat, type ShareCount, UNCOUNTED, countShares, shareDivisor } from './shareCount.ts';
 
 /** Limits shared by every instance, decided in PostgreSQL (GCRA), with each instance's share when it must decide alone. */
 export const rateLimitModule = defineModule({

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { type ShareCount, UNCOUNTED, countShares, shareDivisor } from '../ratelimit/index.ts';
+import { type ShareCount, UNCOUNTED, countShares, shareDivisor } from './shareCount.ts';
 import type { NotificationListener } from '../../platform/db/listener.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import { withTimeout } from '../../platform/time.ts';

@@ -10,6 +10,7 @@ export type { InstanceRecord } from './store.ts';
 export { countRunningInstances, selectInstances } from './store.ts';
 export { instanceEntry } from './views.ts';
 export { purgeReleaseInstances } from './purge.ts';
+export { type CountedBeat, type ShareCount, UNCOUNTED, countShares, shareDivisor } from './shareCount.ts';
 
 /** What the releases module reads beyond the public context. */
 export type ReleasesContext = BackplaneContext<{ heartbeatSeconds: number }>;

@@ -1,6 +1,6 @@
 import test from 'ava';
 import pg from 'pg';
-import { type ShareCount, UNCOUNTED, countShares, shareDivisor } from '../../../src/modules/ratelimit/index.ts';
+import { type ShareCount, UNCOUNTED, countShares, shareDivisor } from '../../../src/modules/releases/index.ts';
 import { INSTANCES_CHANNEL, type InstanceRecord, beatInstance, registerInstance } from '../../../src/modules/releases/store.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { type CountedBeat, type ShareCount, UNCOUNTED, countShares, shareDivisor } from '../../../src/modules/ratelimit/index.ts';
+import { type CountedBeat, type ShareCount, UNCOUNTED, countShares, shareDivisor } from '../../../src/modules/releases/index.ts';
 import { gcraRule, shareRule } from '../../../src/modules/ratelimit/rules.ts';
 
 const beat = (running: number, leastCounted: number, othersBeatSince = true): CountedBeat => ({ running, leastCounted, othersBeatSince });
