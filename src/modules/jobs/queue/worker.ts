@@ -28,7 +28,7 @@ export interface QueueWorkerOptions {
   /** Longest wait between claims without a notification (the fallback when one is lost). Default 1000. */
   pollMs?: number;
   /** Told each attempt's outcome (metrics, tests). */
-  onAttempt?: (task: string, outcome: AttemptOutcome) => void;
+  onAttempt?: (job: { id: string; task: string; attempt: number }, outcome: AttemptOutcome) => void;
   random?: () => number;
 }
 
@@ -79,7 +79,7 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
     const execution = runJob({ pool, instanceId, runTask: options.runTask, logger, completions, random: options.random ?? Math.random }, task, job, (outcome) => {
       executions.delete(job.id);
       runningIn.set(job.queue, runningIn.get(job.queue)! - 1);
-      options.onAttempt?.(job.task, outcome);
+      options.onAttempt?.({ id: job.id, task: job.task, attempt: job.attempts }, outcome);
       if (mayHaveMore.has(job.queue)) {
         void fill();
       }
