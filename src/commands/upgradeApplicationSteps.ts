@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { constants } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../app/config.ts';
+import { ConfigError, loadConfig } from '../app/config.ts';
 import { type DatabaseHandle, openDatabase } from '../app/database.ts';
 import { applicationLock } from './applicationLock.ts';
 import type { CheckResult } from './doctorChecks.ts';
@@ -61,6 +61,9 @@ export async function applyUpgrade(work: UpgradeWork): Promise<number> {
   try {
     database = await openDatabase(loadConfig());
   } catch (error) {
+    if (error instanceof ConfigError) {
+      throw error;
+    }
     throw new UpgradeRefused(`the database cannot be reached (${oneLine(error)}): check DATABASE_URL; nothing was changed`);
   }
   const log = join(mkdtempSync(join(tmpdir(), 'backplane-upgrade-')), 'output.log');

@@ -6,7 +6,7 @@ import { sleep } from '../../src/platform/time.ts';
 // This file stays off the instance's code (test/support/cluster.ts and instance.ts load it): the test process only runs programs.
 export const root = join(import.meta.dirname, '..', '..');
 /** The key the application's commands and instances seal secrets with (backplane/testing's TEST_ENCRYPTION_KEY). */
-const TEST_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
+export const TEST_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
 
 async function waitFor(probe: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
