@@ -5,6 +5,7 @@ export { startTestPostgres } from './testing/postgres.ts';
 export type { TestPostgres } from './testing/postgres.ts';
 export { createTestDatabase } from './testing/database.ts';
 export type { TestDatabase } from './testing/database.ts';
+export type { InstrumentedPool, PoolStats } from './platform/db/pool.ts';
 export { TEST_ENCRYPTION_KEY, startTestInstance } from './testing/instance.ts';
 export type { TestInstanceOptions } from './testing/instance.ts';
 export type { DrainOptions, RunningInstance } from './app/instance.ts';

@@ -1,7 +1,10 @@
 /** Who is calling, as the bearer check established it. */
 export interface Actor {
+  /** Always an account: tokens are issued to accounts only. */
   kind: 'account';
+  /** The account's id. */
   id: string;
+  /** The account's email, as audit events show it. */
   label: string;
   /** Authentication methods of the token's sign-in (e.g. pwd, otp, cli). */
   methods: string[];
@@ -11,13 +14,17 @@ export interface Actor {
 
 /** Where a request came from, as audit events, sessions and history rows record it. */
 export interface RequestOrigin {
+  /** The request's id, answered in X-Request-Id and written in its log line. */
   requestId: string;
+  /** The client's address, trusted proxies resolved. */
   clientAddress: string;
+  /** The User-Agent header, as sent. */
   userAgent: string;
 }
 
 /** A signed-in caller of a use case: who, and from where. Use cases never see HTTP objects. */
 export interface Caller extends RequestOrigin {
+  /** Who signed in. */
   actor: Actor;
 }
 

@@ -1,6 +1,8 @@
 /** One field-level validation issue; never carries the submitted value. */
 export interface FieldIssue {
+  /** Where the field is: `body.title`, `query.before`, `params.id`. */
   location: string;
+  /** What is wrong with it, in words a client can show. */
   message: string;
 }
 
@@ -9,10 +11,14 @@ export interface FieldIssue {
  * the HTTP status lives in the module's status table, not here, so modules know nothing of HTTP.
  */
 export class AppError extends Error {
+  /** The problem code answered to the client (`note_not_found`); its module's `statuses` give its HTTP status. */
   readonly code: string;
+  /** The fields at fault, answered with `validation_failed`. */
   readonly issues: FieldIssue[] | undefined;
+  /** Headers answered with the problem (Retry-After, Allow). */
   readonly headers: Record<string, string> | undefined;
 
+  /** `cause` is logged, never answered; `issues` and `headers` go with the answer. */
   constructor(
     code: string,
     message: string,

@@ -12,7 +12,9 @@ export interface JobContext {
   runTask: RunTask;
   /** Aborted on timeout, on shutdown past the drain timeout, and when another instance took the run over. */
   signal: AbortSignal;
+  /** The instance's logger; each line carries the run's id. */
   logger: Logger;
+  /** The run and attempt this call makes. */
   run: { id: string; job: string; trigger: 'schedule' | 'manual'; slot: Date | null; attempt: number; maxAttempts: number };
 }
 
@@ -32,7 +34,9 @@ export interface JobBacklog {
 
 /** A job as its module declares it in code; operators override `enabled` and `schedule` only. */
 export interface JobDefinition {
+  /** `<module>_…`: public (ops routes, metrics labels, operators' overrides). */
   name: string;
+  /** One line for the jobs overview. */
   description: string;
   /** 5-field cron (UTC), a descriptor such as @hourly, or `@every 30s|5m|1h`. */
   schedule: string;
@@ -43,10 +47,13 @@ export interface JobDefinition {
    * runs more often is refused. Default 1: the scheduler's own resolution.
    */
   minIntervalSeconds?: number;
+  /** An attempt running longer is aborted (`signal`) and counts as failed. */
   timeoutSeconds: number;
+  /** Attempts of one run before it is recorded as failed. */
   maxAttempts: number;
   /** Default `default`. */
   queue?: string;
+  /** One attempt of one run; throwing fails the attempt. */
   handler(context: JobContext): Promise<void>;
   /** For a job that drains a queue of its own: reads it (inside the overview's bounded transaction). */
   backlog?: (db: Queryable) => Promise<JobBacklog>;

@@ -1,5 +1,6 @@
 /** A check /readyz and /ops/system run; any module may contribute some. */
 export interface ReadinessCheck {
+  /** Shown in /readyz and /ops/system: lowercase, one per check. */
   name: string;
   /**
    * Resolves when healthy, with the instant the fact was observed when it is older than now (a

@@ -8,6 +8,7 @@ export interface TargetAge {
   cutoff: Date;
   /** The oldest row the purge judges; null when there is none. */
   oldest: Date | null;
+  /** Rows older than the cutoff. */
   pastCutoff: number;
   /** True when part of `pastCutoff` comes from the catalogue's row estimates rather than a count. */
   pastCutoffEstimated: boolean;

@@ -6,17 +6,23 @@ import { transactionOn } from './transaction.ts';
 
 /** How a purge sizes its batches: it starts at `initial` and aims each statement at `targetMs`. */
 export interface BatchBounds {
+  /** Rows in the first batch. */
   initial: number;
+  /** Fewest rows in a batch. */
   min: number;
+  /** Most rows in a batch. */
   max: number;
+  /** How long each statement should take, in ms. */
   targetMs: number;
 }
 
 /** What a purge task is given: plain data only; it connects from the string itself. */
 export interface PurgeInput {
+  /** The database, for the purge's own connections. */
   connectionString: string;
   /** ISO instant on the database clock: rows older than this go. */
   cutoff: string;
+  /** How big each batch is. */
   batch: BatchBounds;
   /** Each batch's count goes to the purge ledger under this key, in the batch's transaction. */
   ledger: PurgeLedgerKey;
@@ -26,12 +32,17 @@ export interface PurgeInput {
 
 export const DEFAULT_PURGE_CONNECTIONS = 3;
 
+/** What a purge task reports back: the retention job records it in its audit event and metrics. */
 export interface PurgeResult {
+  /** Rows deleted. */
   deleted: number;
+  /** Statements run. */
   statements: number;
+  /** How long the longest one took, in ms. */
   longestStatementMs: number;
   /** What that statement was: `delete batch of 5000`, `count audit_events_p202401`, `drop audit_events_p202401`. */
   longestStatement: string;
+  /** Monthly partitions dropped whole (audit events). */
   partitionsDropped: number;
   /** Set when the purge stopped part-way; the figures count what was done before. */
   failure: TaskFailure | null;

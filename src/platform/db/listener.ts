@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 
+/** The instance's one LISTEN connection, shared by every module that follows a channel. */
 export interface NotificationListener {
   /** Calls handler on each NOTIFY on channel; also calls onReconnect handlers after a reconnect. */
   listen(channel: string, handler: (payload: string) => void): void;
@@ -11,7 +12,9 @@ export interface NotificationListener {
    * no notification; at once while disconnected (onConnected handlers run after the reconnect).
    */
   listening(): Promise<void>;
+  /** Whether the connection is up right now. */
   readonly connected: boolean;
+  /** Closes the connection; the instance does it as it stops. */
   close(): Promise<void>;
 }
 

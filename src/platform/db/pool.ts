@@ -3,15 +3,19 @@ import { type DatabaseDeadline, DatabaseUnavailableError, currentDatabaseDeadlin
 
 /** Anything that runs a query: the pool, or a client inside a transaction. */
 export interface Queryable {
+  /** Runs one statement with `$n` parameters; `R` names the row's columns. */
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
 }
 
+/** How the pool's connections were taken since it started. */
 export interface PoolStats {
+  /** Connections taken. */
   acquires: number;
   /** Acquires that found no idle connection, so had to wait or open one. */
   emptyAcquires: number;
   /** Acquires that failed: timed out, or the connection could not be opened. */
   canceledAcquires: number;
+  /** Time spent taking connections, in total. */
   acquireMsTotal: number;
 }
 
@@ -35,7 +39,9 @@ export interface PoolOptions {
   pooling?: 'session' | 'transaction';
 }
 
+/** A pool of pg's that counts how its connections are taken (a test database's `pool` is one). */
 export interface InstrumentedPool extends pg.Pool {
+  /** The counts so far. */
   readonly stats: PoolStats;
 }
 

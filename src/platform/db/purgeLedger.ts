@@ -4,6 +4,7 @@ import type { Queryable } from './pool.ts';
 
 /** Whose rows a purge deletes: the kind's public name, and the job run when a job runs it. */
 export interface PurgeLedgerKey {
+  /** The kind of data (`AgingTarget.kind`). */
   kind: string;
   /** Null (or absent) for a purge run outside a job. */
   runId?: string | null;

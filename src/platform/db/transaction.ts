@@ -1,9 +1,12 @@
-import type pg from 'pg';
+import type { Database } from './database.ts';
 import type { Queryable } from './pool.ts';
 
-/** Runs work in one transaction on one connection of the pool, always releasing it. */
-export async function withTransaction<T>(pool: pg.Pool, work: (tx: Queryable) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+/**
+ * Runs work in one transaction on one connection of the database, always releasing it: the change
+ * commits whole or not at all. Pass `tx` to every statement of the change, and to `recordAudit`.
+ */
+export async function withTransaction<T>(database: Database, work: (tx: Queryable) => Promise<T>): Promise<T> {
+  const client = await database.connect();
   let broken = false;
   try {
     return await transactionOn(client, work, () => {
@@ -16,7 +19,7 @@ export async function withTransaction<T>(pool: pg.Pool, work: (tx: Queryable) =>
 }
 
 /** Runs work in one transaction on a connection the caller holds (a task thread's own client). */
-export async function transactionOn<T>(client: pg.ClientBase, work: (tx: Queryable) => Promise<T>, onRollbackFailure: () => void = () => undefined): Promise<T> {
+export async function transactionOn<T>(client: Queryable, work: (tx: Queryable) => Promise<T>, onRollbackFailure: () => void = () => undefined): Promise<T> {
   await client.query('begin');
   try {
     const result = await work(client);

@@ -1,6 +1,27 @@
 import { AppError, type StatusTable } from '../errors.ts';
 
-/** The platform's own codes (RFC 9457 fallbacks and request-shape errors). */
+/** A code any route may answer with, whatever its module declares: the platform's own (RFC 9457 fallbacks and request-shape errors). */
+export type PlatformProblemCode =
+  | 'bad_request'
+  | 'invalid_json'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'mfa_required'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'request_timeout'
+  | 'conflict'
+  | 'request_too_large'
+  | 'unsupported_media_type'
+  | 'unsupported_content_encoding'
+  | 'validation_failed'
+  | 'rate_limited'
+  | 'request_header_too_large'
+  | 'internal_error'
+  | 'unavailable'
+  | 'database_unavailable';
+
+/** The platform's own codes and their status; the type above lists the same codes, as the compiler checks. */
 export const platformStatuses = {
   bad_request: 400,
   invalid_json: 400,
@@ -20,7 +41,7 @@ export const platformStatuses = {
   internal_error: 500,
   unavailable: 503,
   database_unavailable: 503,
-} as const satisfies StatusTable;
+} as const satisfies StatusTable & Record<PlatformProblemCode, number>;
 
 export const notFound = (detail: string) => new AppError('not_found', detail);
 export const methodNotAllowed = (detail: string, allow: string) =>

@@ -26,8 +26,11 @@ export interface RequestFrameOptions {
 
 /** What an early answer may look at: the request line and the resolved client, never the body. */
 export interface EarlyRequest {
+  /** The request's method, as sent. */
   method: string;
+  /** The path, without the query string. */
   path: string;
+  /** The client's address, trusted proxies resolved. */
   clientAddress: string;
 }
 

@@ -19,7 +19,8 @@ export interface TaskPool {
   close(): Promise<void>;
 }
 
-export type RunTask = TaskPool['runTask'];
+/** Runs a task on one of the instance's worker threads and resolves with its output; aborting the signal stops the thread running it. */
+export type RunTask = <I, O>(task: TaskRef<I, O>, input: I, options?: { signal?: AbortSignal }) => Promise<O>;
 
 export interface TaskPoolOptions {
   threads: number;

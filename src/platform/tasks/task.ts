@@ -8,9 +8,11 @@ import { AppError } from '../errors.ts';
  * data (structured-clonable): no class instances, connections or functions cross the boundary.
  */
 export interface TaskRef<I, O> {
+  /** Lowercase, dotted (`notes.digest`): a label of the task metrics. */
   readonly name: string;
   /** file: URL of the module exporting the function. */
   readonly file: string;
+  /** The exported function's name in that file. */
   readonly exportName: string;
   /** Carries the input and output types only. */
   readonly types?: { input: I; output: O };
@@ -43,7 +45,9 @@ export function defineTask<F extends TaskFunction>(
 
 /** What crosses back from a thread when a task throws: a code and a message, never a stack or object. */
 export interface TaskFailure {
+  /** The thrown AppError's code, or `task_failed`. */
   code: string;
+  /** The error's message. */
   message: string;
 }
 
