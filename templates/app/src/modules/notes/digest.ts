@@ -1,6 +1,5 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Queryable } from 'backplane';
 import type { NotesDeps } from './service.ts';
 import { selectNoteTexts } from './store.ts';
 import type { digestNotes } from './tasks/digestNotes.ts';
@@ -20,6 +19,6 @@ const DIGEST_LIMIT = 10_000;
 
 /** A digest of the oldest notes, computed on a worker thread. */
 export async function digestOfNotes(deps: NotesDeps): Promise<ReturnType<typeof digestNotes>> {
-  const notes = await selectNoteTexts(deps.pool as Queryable, DIGEST_LIMIT);
+  const notes = await selectNoteTexts(deps.database, DIGEST_LIMIT);
   return deps.runTask<Parameters<typeof digestNotes>[0], ReturnType<typeof digestNotes>>(digestTask, { notes });
 }

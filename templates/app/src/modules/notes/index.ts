@@ -1,16 +1,13 @@
-import { type RecordAudit, defineJob, defineModule } from 'backplane';
-import type pg from 'pg';
+import { type AuditApi, type SettingsApi, defineJob, defineModule } from 'backplane';
 import { notesRetention } from './retention.ts';
 import { notesRoutes, notesStatuses } from './routes.ts';
+import { type NotesSetting, notesSettings } from './settings.ts';
 import { countNotes } from './store.ts';
-
-interface SettingsReader {
-  integer(name: string): number;
-}
 
 /**
  * The example module: every extension point a real module uses, declared in its own folder. No type
- * arguments: the compiler then checks each route's permission and problem codes against its declarations.
+ * arguments: the compiler then checks each route's permission against its declarations, and
+ * `moduleRouteDefiner` (routes.ts) checks each problem code against `notesStatuses`.
  */
 export const notesModule = defineModule({
   name: 'notes',
@@ -21,10 +18,7 @@ export const notesModule = defineModule({
   },
   routes: notesRoutes,
   statuses: notesStatuses,
-  settings: [
-    { name: 'notes.page_size', group: 'notes', description: 'Notes GET /notes answers at a time', kind: 'integer', default: 50, min: 1, max: 500 },
-    { name: 'notes.retention', group: 'notes', description: 'Notes older than this are deleted by the retention job', kind: 'duration', default: 365 * 86_400, min: 86_400, max: 3650 * 86_400, reasonRequired: true },
-  ],
+  settings: notesSettings,
   auditActions: { 'notes.note.created': 'A note was written' },
   retention: [notesRetention],
   // Its table's migrations, in its folder (copied to dist/ by the build).
@@ -47,9 +41,9 @@ export const notesModule = defineModule({
     return {
       api: undefined,
       routeDeps: {
-        pool: context.pool as pg.Pool,
-        recordAudit: context.use<{ recordAudit: RecordAudit }>('audit').recordAudit,
-        pageSize: () => context.use<{ reader: SettingsReader }>('settings').reader.integer('notes.page_size'),
+        database: context.pool,
+        recordAudit: context.use<AuditApi>('audit').recordAudit,
+        settings: context.use<SettingsApi<NotesSetting>>('settings').reader,
         runTask: context.runTask,
       },
     };

@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AgingTarget, Queryable } from 'backplane';
+import type { AgingTarget, QueryRunner } from 'backplane';
 
 // How far notes are past notes.retention, on the database clock: $1 is the retention in seconds.
 const notesAgeSql = `
@@ -8,7 +8,7 @@ select now() - make_interval(secs => $1) as cutoff,
        (select min(created_at) from notes) as oldest,
        (select count(*) from notes where created_at < now() - make_interval(secs => $1))::int as past_cutoff`;
 
-async function notesAge(db: Queryable, seconds: number) {
+async function notesAge(db: QueryRunner, seconds: number) {
   const row = (await db.query<{ cutoff: Date; oldest: Date | null; past_cutoff: number }>(notesAgeSql, [seconds])).rows[0]!;
   return { cutoff: row.cutoff, oldest: row.oldest, pastCutoff: row.past_cutoff, pastCutoffEstimated: false };
 }

@@ -1,4 +1,4 @@
-import { routeDefiner } from 'backplane';
+import { moduleRouteDefiner } from 'backplane';
 import { z } from 'zod';
 import { digestOfNotes } from './digest.ts';
 import { type NotesDeps, createNote, listNotes, readNote } from './service.ts';
@@ -11,7 +11,8 @@ const Page = z.object({ before: z.string().regex(/^[1-9][0-9]{0,17}$/).optional(
 /** The codes this module answers with, and their status. */
 export const notesStatuses = { note_not_found: 404 } as const;
 
-const defineRoute = routeDefiner<NotesDeps>();
+// The compiler checks each route's problem codes against notesStatuses and the platform's.
+const defineRoute = moduleRouteDefiner<NotesDeps, typeof notesStatuses>();
 
 export const notesRoutes = [
   defineRoute({

@@ -1,30 +1,20 @@
-import type { ModuleContext, Queryable, RecordAudit } from 'backplane';
-import type pg from 'pg';
-import { AppError } from 'backplane';
+import { type Caller, type Database, type RecordAudit, type RunTask, type SettingsReader, AppError, withTransaction } from 'backplane';
+import type { NotesSetting } from './settings.ts';
 import { type Note, insertNote, selectNote, selectNotes } from './store.ts';
 
-/** What the notes' routes are given: the pool, the audit trail, the settings they read and the worker threads. */
+/** What the notes' routes are given: the database, the audit trail, the notes' settings and the worker threads. */
 export interface NotesDeps {
-  pool: pg.Pool;
+  database: Database;
   recordAudit: RecordAudit;
-  pageSize(): number;
-  runTask: ModuleContext['runTask'];
-}
-
-interface Caller {
-  actor: { kind: 'account'; id: string; label: string };
-  requestId: string;
-  clientAddress: string;
-  userAgent: string;
+  settings: SettingsReader<NotesSetting>;
+  runTask: RunTask;
 }
 
 /** Writes a note and its audit event in one transaction: both are kept, or neither. */
-export async function createNote(deps: NotesDeps, caller: Caller, input: { title: string; body: string }): Promise<Note> {
-  const client = await deps.pool.connect();
-  try {
-    await client.query('begin');
-    const note = await insertNote(client, { title: input.title, body: input.body, createdBy: caller.actor.label });
-    await deps.recordAudit(client, {
+export function createNote(deps: NotesDeps, caller: Caller, input: { title: string; body: string }): Promise<Note> {
+  return withTransaction(deps.database, async (tx) => {
+    const note = await insertNote(tx, { title: input.title, body: input.body, createdBy: caller.actor.label });
+    await deps.recordAudit(tx, {
       actor: caller.actor,
       action: 'notes.note.created',
       resource: { type: 'note', id: note.id },
@@ -34,20 +24,16 @@ export async function createNote(deps: NotesDeps, caller: Caller, input: { title
       userAgent: caller.userAgent,
       metadata: { title: note.title },
     });
-    await client.query('commit');
     return note;
-  } catch (error) {
-    await client.query('rollback');
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
-export const listNotes = (deps: NotesDeps, before: string | undefined) => selectNotes(deps.pool as Queryable, { before, limit: deps.pageSize() });
+/** A page of notes, newest first, notes.page_size long. */
+export const listNotes = (deps: NotesDeps, before: string | undefined) => selectNotes(deps.database, { before, limit: deps.settings.integer('notes.page_size') });
 
+/** One note, or 404 note_not_found. */
 export async function readNote(deps: NotesDeps, id: string): Promise<Note> {
-  const note = await selectNote(deps.pool as Queryable, id);
+  const note = await selectNote(deps.database, id);
   if (!note) {
     throw new AppError('note_not_found', `no note ${id}`);
   }

@@ -1,18 +1,12 @@
+import type { PurgeInput, PurgeResult } from 'backplane';
 import pg from 'pg';
-
-/** What Backplane's retention job hands a purge task (plain data: it runs on a worker thread). */
-interface PurgeInput {
-  connectionString: string;
-  cutoff: string;
-  batch: { initial: number };
-}
 
 // One bounded batch of notes older than the cutoff, oldest first.
 const deleteNotesBeforeSql = `
 delete from notes where id in (select id from notes where created_at < $1 order by created_at limit $2)`;
 
 /** Deletes notes older than the cutoff in batches, each its own statement, so no lock is held long. */
-export async function purgeNotes(input: PurgeInput) {
+export async function purgeNotes(input: PurgeInput): Promise<PurgeResult> {
   const client = new pg.Client({ connectionString: input.connectionString });
   await client.connect();
   let deleted = 0;
