@@ -13,6 +13,7 @@ import { testPostgresPrefix } from './database.ts';
 export interface StoppableDatabase {
   url: string;
   stop(): Promise<void>;
+  /** Starts it again after stop(); while it runs, does nothing (a second open would hold it without owning it, so remove() could not stop it). */
   restart(): Promise<void>;
   /**
    * SIGSTOPs the postmaster and every backend: connections stay open and nothing answers, as with
@@ -90,11 +91,19 @@ export async function startStoppableDatabase(prepare: (pool: InstrumentedPool) =
   } finally {
     await pool.end();
   }
+  let running = true;
   return {
     url: server.url,
-    stop: () => server.stop(),
+    async stop() {
+      await server.stop();
+      running = false;
+    },
     async restart() {
+      if (running) {
+        return;
+      }
       server = await openEmbeddedDatabase({ dataDir, fast: true, port, packagePrefix: testPostgresPrefix() });
+      running = true;
     },
     freeze() {
       signalServer(dataDir, 'SIGSTOP');
