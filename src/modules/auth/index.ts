@@ -1,15 +1,10 @@
-import type { Logger } from 'pino';
-import type { NotificationListener } from '../../platform/db/listener.ts';
-import type pg from 'pg';
 import type { Queryable } from '../../platform/db/pool.ts';
-import type { RecordAudit } from '../../platform/audit.ts';
 import { type BackplaneContext, defineModule } from '../../platform/module.ts';
 import { auditModule } from '../audit/index.ts';
 import { rateLimitModule } from '../ratelimit/index.ts';
 import { type SettingsReader, settingsModule } from '../settings/index.ts';
 import { coveredRateLimitKeys, signInAttempts } from './signInLimits.ts';
 import { authSettings } from './settings.ts';
-import type { SecretBox } from '../../platform/secrets/secretBox.ts';
 import { createAccessRevocations } from './accessRevocations.ts';
 import { createTokenVerifier } from './accessTokens.ts';
 import { authStatuses } from './errors.ts';
@@ -21,7 +16,6 @@ import { accountsRoutes } from './accountsRoutes.ts';
 import { createAccountOps } from './accountOps.ts';
 import { rolesRoutes } from './rolesRoutes.ts';
 import { authRoutes } from './routes.ts';
-import type { AttemptLimits } from './signIn.ts';
 import { signInRoutes } from './signInRoutes.ts';
 import { createKeyRing } from './keyRing.ts';
 import type { SigningKey } from './signingKeys.ts';
@@ -48,19 +42,6 @@ export { listRoles } from './store/roles.ts';
 /** The account of a bearer header, checked as the route guard does (tests and commands build one on its own). */
 export const bearerIdentifier = (db: Queryable, signingKey: SigningKey) => identifyBearer(db, createTokenVerifier([signingKey.publicJwk]));
 export type { Attempt, AttemptLimits, SignInDeps } from './signIn.ts';
-
-export interface AuthNeeds {
-  pool: pg.Pool;
-  listener: NotificationListener;
-  logger: Logger;
-  jwtPrivateKey: string | undefined;
-  /** Seals the authenticator seeds and the token signing keys. */
-  secrets: SecretBox;
-  /** The `auth.ops_require_mfa` setting, read on every check. */
-  mfaPolicy: OpsMfaPolicy;
-  attempts: AttemptLimits;
-  recordAudit: RecordAudit;
-}
 
 export { authSettings } from './settings.ts';
 
@@ -106,34 +87,30 @@ export const authModule = defineModule({
     const settings: SettingsReader<(typeof authSettings)[number]> = context.use(settingsModule).reader;
     const rateLimits = context.use(rateLimitModule);
     rateLimits.coverKeys(coveredRateLimitKeys);
-    const needs: AuthNeeds = {
-      pool: context.pool,
-      listener: context.listener,
-      logger: context.logger,
-      jwtPrivateKey: context.config.jwtPrivateKey,
-      secrets: context.secrets().box,
-      mfaPolicy: { opsRequireMfa: () => settings.boolean('auth.ops_require_mfa') },
-      attempts: signInAttempts(rateLimits.limiter),
-      recordAudit: context.use(auditModule).recordAudit,
-    };
-    const keys = await createKeyRing({ db: needs.pool, listener: needs.listener, logger: needs.logger, box: needs.secrets, pem: needs.jwtPrivateKey });
+    const { pool, listener, logger } = context;
+    // Seals the authenticator seeds and the token signing keys.
+    const { box } = context.secrets();
+    const recordAudit = context.use(auditModule).recordAudit;
+    // The `auth.ops_require_mfa` setting, read on every check.
+    const mfaPolicy: OpsMfaPolicy = { opsRequireMfa: () => settings.boolean('auth.ops_require_mfa') };
+    const keys = await createKeyRing({ db: pool, listener, logger, box, pem: context.config.jwtPrivateKey });
     const { signingKey } = keys;
-    const grantsCache = createGrantsCache(needs.pool, needs.listener, needs.logger);
+    const grantsCache = createGrantsCache(pool, listener, logger);
     await grantsCache.reload();
-    const revocations = createAccessRevocations(needs.pool, needs.listener, needs.logger);
+    const revocations = createAccessRevocations(pool, listener, logger);
     await revocations.load();
     const verify = createTokenVerifier(keys.verificationKey);
     return {
       api: {
-        guard: createRouteGuard(verify, grantsCache, needs.mfaPolicy, revocations),
+        guard: createRouteGuard(verify, grantsCache, mfaPolicy, revocations),
         signingKey,
         /** The account of a bearer header, for a public route that may carry one (linking a provider). */
-        identifyBearer: identifyBearer(needs.pool, verify),
+        identifyBearer: identifyBearer(pool, verify),
       },
       routeDeps: {
-        signIn: { pool: needs.pool, signingKey, secrets: needs.secrets, attempts: needs.attempts, recordAudit: needs.recordAudit },
-        roles: createRoleChanges(needs.pool, needs.recordAudit),
-        accounts: createAccountOps(needs.pool, needs.recordAudit),
+        signIn: { pool, signingKey, secrets: box, attempts: signInAttempts(rateLimits.limiter), recordAudit },
+        roles: createRoleChanges(pool, recordAudit),
+        accounts: createAccountOps(pool, recordAudit),
         keys,
       },
       close: () => {

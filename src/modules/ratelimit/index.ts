@@ -1,5 +1,3 @@
-import type { Logger } from 'pino';
-import type { Registry } from '../../platform/metrics/registry.ts';
 import { type BackplaneContext, defineModule } from '../../platform/module.ts';
 import { auditModule } from '../audit/index.ts';
 import type { maintenanceSettings } from '../maintenance/index.ts';
@@ -14,30 +12,24 @@ import { POD_BATCHING } from './podClient.ts';
 import type { LimiterName, RateLimitSettings } from './limiters.ts';
 import { limitRequestsPerAddress, refuseKnownFloods } from './middleware.ts';
 import type { StatementRunner, TakeBuckets } from './store.ts';
-import { type CoveredKeys, type RateLimitOpsNeeds, createRateLimitOps } from './opsService.ts';
+import { type CoveredKeys, type RateLimitSubject, createRateLimitOps } from './opsService.ts';
+import type { Queryable } from '../../platform/db/pool.ts';
 import { rateLimitOpsRoutes } from './opsRoutes.ts';
-
-export interface RateLimitNeeds {
-  /**
-   * Where decisions are made: `pool`, reserved for them so they never wait behind other queries for
-   * a connection (`connections` is its size: statements in flight at once); or `pod`, the primary
-   * of a `backplane serve` deciding for all its instances (ADR 0020, amendment 2026-11-25).
-   */
-  decide: { pool: StatementRunner; connections: number } | { pod: TakeBuckets };
-  limits: RateLimitSettings;
-  logger: Logger;
-  registry: Registry;
-  /** The one bound on a decision, connection wait included, before this instance decides alone (2 s by default). */
-  decisionTimeoutMs?: number;
-  /** Running instances across the cluster as last read, once every one has counted this one (undefined until then): deciding alone, each grants its share. */
-  liveInstances: () => number | undefined;
-  /** What the operator's lookup and clearing of limits use (ADR 0128). */
-  ops: RateLimitOpsNeeds;
-}
 
 /** What the ratelimit module reads beyond the public context: where decisions are made, limits a test sets, the pod's configuration. */
 export type RateLimitContext = BackplaneContext<RateLimitConfig> & {
-  rateLimits: { decide: RateLimitNeeds['decide']; limits?: RateLimitSettings | undefined; timeoutMs?: number | undefined };
+  rateLimits: {
+    /**
+     * Where decisions are made: `pool`, reserved for them so they never wait behind other queries for
+     * a connection (`connections` is its size: statements in flight at once); or `pod`, the primary
+     * of a `backplane serve` deciding for all its instances (ADR 0020, amendment 2026-11-25).
+     */
+    decide: { pool: StatementRunner; connections: number } | { pod: TakeBuckets };
+    /** The settings' limits unless given (tests). */
+    limits?: RateLimitSettings | undefined;
+    /** The one bound on a decision, connection wait included, before this instance decides alone (2 s by default). */
+    timeoutMs?: number | undefined;
+  };
 };
 
 interface RateLimitConfig {
@@ -96,32 +88,24 @@ export const rateLimitModule = defineModule({
   },
   create(context: RateLimitContext) {
     const reader: SettingsReader<(typeof maintenanceSettings)[number]> = context.use(settingsModule).reader;
-    // The keys the operator's lookup covers are auth's (its sign-in limits): auth names them once created.
-    let keysOf: CoveredKeys = () => Promise.reject(new Error('no module named the keys its limits cover'));
-    const needs: RateLimitNeeds = {
-      decide: context.rateLimits.decide,
-      limits: context.rateLimits.limits ?? settingsRateLimits(context.use(settingsModule).reader),
+    const { decide, timeoutMs } = context.rateLimits;
+    const limits = context.rateLimits.limits ?? settingsRateLimits(context.use(settingsModule).reader);
+    const limiter = createRateLimiter<LimiterName>({
+      ...('pod' in decide ? { take: decide.pod, ...POD_BATCHING } : { db: decide.pool, maxInFlight: decide.connections }),
+      limits,
       logger: context.logger,
       registry: context.registry,
-      decisionTimeoutMs: context.rateLimits.timeoutMs,
+      decisionTimeoutMs: timeoutMs,
       // Until every running instance has counted this one, deciding alone grants nothing (ADR 0020, amended 2026-11-26).
       liveInstances: context.use(releasesModule).shareDivisor,
-      ops: { pool: context.pool, listener: context.listener, recordAudit: context.use(auditModule).recordAudit, keysOf: (subject, db) => keysOf(subject, db) },
-    };
-    const limiter = createRateLimiter<LimiterName>({
-      ...('pod' in needs.decide
-        ? { take: needs.decide.pod, ...POD_BATCHING }
-        : { db: needs.decide.pool, maxInFlight: needs.decide.connections }),
-      limits: needs.limits,
-      logger: needs.logger,
-      registry: needs.registry,
-      decisionTimeoutMs: needs.decisionTimeoutMs,
-      liveInstances: needs.liveInstances,
     });
     // The pod's primary warms the pod's connections itself.
-    if ('pool' in needs.decide) {
+    if ('pool' in decide) {
       void limiter.warm();
     }
+    // The keys the operator's lookup covers are auth's (its sign-in limits): auth names them once created.
+    let keysOf: CoveredKeys = () => Promise.reject(new Error('no module named the keys its limits cover'));
+    const ops = { pool: context.pool, listener: context.listener, recordAudit: context.use(auditModule).recordAudit, keysOf: (subject: RateLimitSubject, db: Queryable) => keysOf(subject, db) };
     const refuseFromMemory = refuseKnownFloods(limiter);
     const readinessCheck: RateLimitReadinessCheck = {
       name: 'ratelimit',
@@ -146,7 +130,7 @@ export const rateLimitModule = defineModule({
           keysOf = keys;
         },
       },
-      routeDeps: createRateLimitOps(needs.ops, limiter, needs.limits, needs.logger),
+      routeDeps: createRateLimitOps(ops, limiter, limits, context.logger),
       readiness: [readinessCheck],
       middleware: {
         // A flood's refusals, known from memory, are answered before Koa; maintenance answers first.
