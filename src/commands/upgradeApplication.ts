@@ -2,6 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMap, isSeq, parseDocument } from 'yaml';
 import { loadBuildInfo } from '../app/buildInfo.ts';
+import { migrationsDir } from '../platform/db/migrations.ts';
 import { useApplicationMigrations, useModuleMigrations } from '../platform/db/migrationSets.ts';
 import { type Flags, UsageError, flag, hasFlag } from './args.ts';
 import type { ApplicationLock } from './applicationLock.ts';
@@ -111,7 +112,8 @@ export async function upgradeApplication(flags: Flags, dir: string, root: string
   const overlay = existsSync(overlayPath) ? readFileSync(overlayPath, 'utf8') : '';
   const releases = RELEASES.filter((release) => compareVersions(release.version, from) > 0 && compareVersions(release.version, to) <= 0);
   progress('evaluating release notes against the database');
-  const evaluated = await evaluateReleases(releases, overlay, replicasOf(overlay));
+  const migrationFolders = [join(dir, 'migrations'), ...moduleMigrationFolders(dir).map((folder) => folder.dir)];
+  const evaluated = await evaluateReleases(releases, overlay, replicasOf(overlay), { release: { dir: migrationsDir, version: build }, folders: migrationFolders });
   say(`upgrade the application in ${dir}: backplane ${from} → ${to}${dryRun ? ' (dry run: nothing changes)' : ''}`);
   for (const release of releases) {
     say(`\n${release.version}`);
@@ -151,7 +153,7 @@ export async function upgradeApplication(flags: Flags, dir: string, root: string
     say(`\nwould set backplane to ${spec} and npm install, load the application, apply the migrations to a throw-away copy of the database, run npm test and doctor, then write ${LOCK_FILE} and commit on branch ${branch}; a failure would put everything back`);
     return finish(0);
   }
-  const code = await applyUpgrade({ dir, from, to, spec, branch, migrationFolders: [join(dir, 'migrations'), ...moduleMigrationFolders(dir).map((folder) => folder.dir)], report });
+  const code = await applyUpgrade({ dir, from, to, spec, branch, migrationFolders, report });
   if (code === 0 && !json && report.steps.doctor) {
     say(`\ncommitted on branch ${branch}: backplane ${spec}, ${LOCK_FILE}; the application loads, the migrations apply to ${report.database?.copy ? 'a copy of your database' : 'a fresh database'}, its tests pass`);
     say('\ndoctor:');

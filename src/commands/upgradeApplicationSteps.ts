@@ -7,7 +7,7 @@ import { type DatabaseHandle, openDatabase } from '../app/database.ts';
 import { applicationLock } from './applicationLock.ts';
 import type { CheckResult } from './doctorChecks.ts';
 import type { ApplicationUpgradeReport } from './upgradeApplication.ts';
-import { migrationClash } from './upgradeMigrationClash.ts';
+import { appliedMigrationsAt, migrationClash } from './upgradeMigrationClash.ts';
 import { UpgradeRefused, git, oneLine } from './upgradeRepository.ts';
 import { type WorkingTreeSnapshot, snapshotWorkingTree } from './upgradeRollback.ts';
 import { type ScratchDatabase, createScratchDatabase } from './upgradeScratchDatabase.ts';
@@ -169,7 +169,7 @@ async function prove(work: UpgradeWork, runner: StepRunner, scratch: ScratchData
 
   at.step = 'migrations';
   progress(`applying the migrations to the throw-away database (${scratch.copy ? 'a copy of yours' : `an empty one: ${scratch.why}`})`);
-  const clash = await migrationClash({ dir: join(dir, 'node_modules', 'backplane', 'migrations'), version: to }, work.migrationFolders, database.directUrl);
+  const clash = await migrationClash({ dir: join(dir, 'node_modules', 'backplane', 'migrations'), version: to }, work.migrationFolders, () => appliedMigrationsAt(database.directUrl));
   if (clash) {
     report.steps.migrate = false;
     return { step: 'migrations', reason: clash };

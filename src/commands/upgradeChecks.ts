@@ -7,6 +7,7 @@ import { migrationStatus } from '../platform/db/migrations.ts';
 import { withDatabase } from './database.ts';
 import type { ActionCheck, ReleaseNotes } from './releases/notes.ts';
 import { type CliServices, withServices } from './services.ts';
+import { appliedMigrationsIn, migrationClash } from './upgradeMigrationClash.ts';
 import { UpgradeRefused, oneLine } from './upgradeRepository.ts';
 
 export interface UpgradeContext {
@@ -83,10 +84,16 @@ export const releaseReport = (releases: ReleaseNotes[], evaluated: EvaluatedChan
       .map((item) => ({ change: item.change.change, action: item.change.action, check: item.change.check ?? null, needed: item.evaluation?.needed ?? null, finding: item.evaluation?.finding ?? null })),
   }));
 
+/** In an application: this release's migrations and the application's folders, checked for a version both use. */
+export interface ClashCheck {
+  release: { dir: string; version: string };
+  folders: string[];
+}
+
 /** Each release's changes, evaluated against the database: refused on one never migrated or ahead of this release. */
-export async function evaluateReleases(releases: ReleaseNotes[], overlay: string, replicas: number) {
+export async function evaluateReleases(releases: ReleaseNotes[], overlay: string, replicas: number, clash?: ClashCheck) {
   try {
-    return await evaluateAgainstDatabase(releases, overlay, replicas);
+    return await evaluateAgainstDatabase(releases, overlay, replicas, clash);
   } catch (error) {
     if (error instanceof UpgradeRefused || error instanceof ConfigError) {
       throw error;
@@ -95,9 +102,14 @@ export async function evaluateReleases(releases: ReleaseNotes[], overlay: string
   }
 }
 
-async function evaluateAgainstDatabase(releases: ReleaseNotes[], overlay: string, replicas: number) {
+async function evaluateAgainstDatabase(releases: ReleaseNotes[], overlay: string, replicas: number, check?: ClashCheck) {
   return withDatabase(
     async (pool, { url, config }) => {
+      // Before the migrations are listed, which refuses a clash with advice that is wrong for an applied migration.
+      const clash = check && (await migrationClash(check.release, check.folders, () => appliedMigrationsIn(pool)));
+      if (clash) {
+        throw new UpgradeRefused(`${clash}; nothing was changed`);
+      }
       const status = await migrationStatus(pool);
       if (status.current === 0) {
         throw new UpgradeRefused('the database has no migrations applied: it is not this deployment\'s database or the deployment never started; check DATABASE_URL');

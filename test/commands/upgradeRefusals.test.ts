@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { loadBuildInfo } from '../../src/app/buildInfo.ts';
-import { migrationStatus } from '../../src/platform/db/migrations.ts';
+import { listMigrationFiles, migrationStatus } from '../../src/platform/db/migrations.ts';
 import { runCli } from '../support/cluster.ts';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
 
@@ -200,4 +200,22 @@ test.serial('a deployment already on this release has nothing to do: exit 0, one
   t.is(noLock.code, 0, noLock.stderr);
   t.like(JSON.parse(noLock.stdout), { nothing_to_do: true });
   t.deepEqual(state(), before);
+});
+
+test.serial('in an application, a migration with the version of one of this release\'s is refused before anything changes, with advice that fits', async (t) => {
+  const clashing = listMigrationFiles().at(-1)!;
+  const { repo, state } = deployment(t, (dir) => {
+    writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'my-service', dependencies: { backplane: '^0.5.0' } }, null, 2)}\n`);
+    writeFileSync(join(dir, 'backplane.lock'), lockAt('0.5.0'));
+    mkdirSync(join(dir, 'migrations'));
+    writeFileSync(join(dir, 'migrations', `${clashing.version}_create_orders.sql`), 'create table orders (id bigint primary key);\n');
+  });
+  const before = state();
+  // The database applied Backplane's migration of that version, not the application's: renaming the application's is right.
+  const result = await runCli(['upgrade', '--dir', repo], env());
+  t.is(result.code, 1, result.stdout);
+  saysOneLine(t, result.stderr);
+  t.regex(result.stderr, new RegExp(`migration ${clashing.name} has the version of the application's ${clashing.version}_create_orders, which your database has not applied: rename`));
+  t.deepEqual(state(), before);
+  t.false(existsSync(join(repo, 'node_modules')));
 });
