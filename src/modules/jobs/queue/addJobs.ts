@@ -47,7 +47,10 @@ function checkJob(tasks: QueueTaskRegistry, job: JobToAdd<QueueTaskShape>, index
   const parsed = task.payload.safeParse(job.payload);
   if (!parsed.success) {
     // Messages only: an issue never quotes the value, which may hold personal data.
-    const issues: FieldIssue[] = parsed.error.issues.map((issue) => ({ location: [`${at}.payload`, ...issue.path.map(String)].join('.'), message: issue.message }));
+    const issues: FieldIssue[] = parsed.error.issues.map((issue) => ({
+      location: [`${at}.payload`, ...issue.path.map(String)].join('.'),
+      message: issue.message,
+    }));
     throw new QueueError('invalid_job_payload', `The payload of a ${task.name} job does not match its schema.`, { issues });
   }
   const payload = JSON.stringify(parsed.data ?? null);

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../platform/db/pool.ts';
+import type { StatementRunner } from './statementRunner.ts';
 import { appendedErrorsSql } from './errorLog.ts';
 
 export interface ClaimRequest {
@@ -69,17 +69,15 @@ select id::text, task, queue, payload, attempts, max_attempts, created_at from c
 order by priority, run_at, id`;
 
 /** Takes up to each queue's free slots of claimable jobs in one statement. */
-export async function claimJobs(db: Queryable, request: ClaimRequest): Promise<ClaimedJob[]> {
+export async function claimJobs(db: StatementRunner, request: ClaimRequest): Promise<ClaimedJob[]> {
   const queues = [...request.slots.keys()];
   if (queues.length === 0 || request.tasks.length === 0) {
     return [];
   }
-  const result = await db.query<ClaimedJob>(claimJobsSql, [
-    request.instanceId,
-    queues,
-    queues.map((queue) => request.slots.get(queue)),
-    request.tasks,
-    request.leaseSeconds,
-  ]);
+  const result = await db.query<ClaimedJob>({
+    name: 'queue_claim_jobs',
+    text: claimJobsSql,
+    values: [request.instanceId, queues, queues.map((queue) => request.slots.get(queue)), request.tasks, request.leaseSeconds],
+  });
   return result.rows;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../platform/db/pool.ts';
+import type { StatementRunner } from './statementRunner.ts';
 
 /** One attempt of one job: a job taken over, released or cancelled has moved on, and its old holder writes nothing. */
 export interface AttemptKey {
@@ -16,10 +16,14 @@ where j.id = done.id and j.attempts = done.attempt and j.locked_by = $3 and j.st
 returning j.id::text`;
 
 /** The ids of the attempts marked completed; the others were no longer this instance's. */
-export async function completeJobs(db: Queryable, instanceId: string, attempts: readonly AttemptKey[]): Promise<Set<string>> {
+export async function completeJobs(db: StatementRunner, instanceId: string, attempts: readonly AttemptKey[]): Promise<Set<string>> {
   if (attempts.length === 0) {
     return new Set();
   }
-  const result = await db.query<{ id: string }>(completeJobsSql, [attempts.map((a) => a.id), attempts.map((a) => a.attempt), instanceId]);
+  const result = await db.query<{ id: string }>({
+    name: 'queue_complete_jobs',
+    text: completeJobsSql,
+    values: [attempts.map((a) => a.id), attempts.map((a) => a.attempt), instanceId],
+  });
   return new Set(result.rows.map((row) => row.id));
 }

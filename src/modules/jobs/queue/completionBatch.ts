@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../platform/db/pool.ts';
+import type { StatementRunner } from './statementRunner.ts';
 import { type AttemptKey, completeJobs } from './completeJobs.ts';
 
 export interface CompletionBatch {
@@ -17,7 +17,7 @@ interface Waiting {
  * next turn of the event loop, and those that arrive while a statement runs go together in the
  * next one, so the batch grows with the load and a lone job waits for no one.
  */
-export function createCompletionBatch(db: Queryable, instanceId: string): CompletionBatch {
+export function createCompletionBatch(db: StatementRunner, instanceId: string): CompletionBatch {
   let waiting: Waiting[] = [];
   let writing = false;
 

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../platform/db/pool.ts';
+import type { StatementRunner } from './statementRunner.ts';
 import type { AttemptKey } from './completeJobs.ts';
 import { appendedErrorsSql } from './errorLog.ts';
 
@@ -21,19 +21,16 @@ returning j.state, j.run_at`;
  * `giveUp`) discarded. Undefined when the attempt was no longer this instance's.
  */
 export async function failJob(
-  db: Queryable,
+  db: StatementRunner,
   instanceId: string,
   key: AttemptKey,
   failure: { message: string; retryInSeconds: number; giveUp: boolean },
 ): Promise<{ state: FailedJobState; run_at: Date } | undefined> {
-  const result = await db.query<{ state: FailedJobState; run_at: Date }>(failJobSql, [
-    key.id,
-    key.attempt,
-    instanceId,
-    failure.message,
-    failure.retryInSeconds,
-    failure.giveUp,
-  ]);
+  const result = await db.query<{ state: FailedJobState; run_at: Date }>({
+    name: 'queue_fail_job',
+    text: failJobSql,
+    values: [key.id, key.attempt, instanceId, failure.message, failure.retryInSeconds, failure.giveUp],
+  });
   return result.rows[0];
 }
 
@@ -46,7 +43,11 @@ where j.id = $1 and j.attempts = $2 and j.locked_by = $3 and j.state = 'running'
 returning j.run_at`;
 
 /** Puts the job back as scheduled after `seconds` without spending an attempt; undefined when it was no longer this instance's. */
-export async function retryJobLater(db: Queryable, instanceId: string, key: AttemptKey, seconds: number): Promise<Date | undefined> {
-  const result = await db.query<{ run_at: Date }>(retryJobLaterSql, [key.id, key.attempt, instanceId, seconds]);
+export async function retryJobLater(db: StatementRunner, instanceId: string, key: AttemptKey, seconds: number): Promise<Date | undefined> {
+  const result = await db.query<{ run_at: Date }>({
+    name: 'queue_retry_job_later',
+    text: retryJobLaterSql,
+    values: [key.id, key.attempt, instanceId, seconds],
+  });
   return result.rows[0]?.run_at;
 }

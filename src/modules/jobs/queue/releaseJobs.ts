@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../platform/db/pool.ts';
+import type { StatementRunner } from './statementRunner.ts';
 import { QUEUE_JOBS_CHANNEL } from './channels.ts';
 import type { AttemptKey } from './completeJobs.ts';
 
@@ -16,10 +16,14 @@ select (select count(*) from released)::int as released,
        (select count(pg_notify('${QUEUE_JOBS_CHANNEL}', q.queue)) from (select distinct queue from released) q) as woken`;
 
 /** Gives held attempts back, as if never claimed; returns how many were still this instance's. */
-export async function releaseJobs(db: Queryable, instanceId: string, attempts: readonly AttemptKey[]): Promise<number> {
+export async function releaseJobs(db: StatementRunner, instanceId: string, attempts: readonly AttemptKey[]): Promise<number> {
   if (attempts.length === 0) {
     return 0;
   }
-  const result = await db.query<{ released: number }>(releaseJobsSql, [attempts.map((a) => a.id), attempts.map((a) => a.attempt), instanceId]);
+  const result = await db.query<{ released: number }>({
+    name: 'queue_release_jobs',
+    text: releaseJobsSql,
+    values: [attempts.map((a) => a.id), attempts.map((a) => a.attempt), instanceId],
+  });
   return result.rows[0]?.released ?? 0;
 }

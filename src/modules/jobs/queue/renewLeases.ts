@@ -1,19 +1,39 @@
-import type { Queryable } from '../../../platform/db/pool.ts';
 import type { AttemptKey } from './completeJobs.ts';
+import type { StatementRunner } from './statementRunner.ts';
 
-// Every attempt this instance holds in one statement, however many run.
+/** What became of a held attempt at its renewal. */
+export type LeaseStatus = 'held' | 'cancelled' | 'lost';
+
+// Every attempt this instance holds in one statement, however many run. An attempt no longer held
+// says why from the statement's snapshot: cancelled by an operator, or taken over (lost).
 const renewLeasesSql = `
-update queue_jobs j
-set locked_until = now() + make_interval(secs => $4)
-from unnest($1::bigint[], $2::int[]) as held(id, attempt)
-where j.id = held.id and j.attempts = held.attempt and j.locked_by = $3 and j.state = 'running'
-returning j.id::text`;
+with held as (
+  select * from unnest($1::bigint[], $2::int[]) as held(id, attempt)
+), renewed as (
+  update queue_jobs j
+  set locked_until = now() + make_interval(secs => $4)
+  from held
+  where j.id = held.id and j.attempts = held.attempt and j.locked_by = $3 and j.state = 'running'
+  returning j.id
+)
+select held.id::text,
+       case when renewed.id is not null then 'held' when j.state = 'cancelled' then 'cancelled' else 'lost' end as status
+from held left join renewed on renewed.id = held.id left join queue_jobs j on j.id = held.id`;
 
-/** Extends the leases of the attempts this instance holds; returns the ids it still holds (the others were cancelled or taken over). */
-export async function renewLeases(db: Queryable, instanceId: string, attempts: readonly AttemptKey[], leaseSeconds: number): Promise<Set<string>> {
+/** Extends the leases of the attempts this instance holds; says, per id, whether it still holds it. */
+export async function renewLeases(
+  db: StatementRunner,
+  instanceId: string,
+  attempts: readonly AttemptKey[],
+  leaseSeconds: number,
+): Promise<Map<string, LeaseStatus>> {
   if (attempts.length === 0) {
-    return new Set();
+    return new Map();
   }
-  const result = await db.query<{ id: string }>(renewLeasesSql, [attempts.map((a) => a.id), attempts.map((a) => a.attempt), instanceId, leaseSeconds]);
-  return new Set(result.rows.map((row) => row.id));
+  const result = await db.query<{ id: string; status: LeaseStatus }>({
+    name: 'queue_renew_leases',
+    text: renewLeasesSql,
+    values: [attempts.map((a) => a.id), attempts.map((a) => a.attempt), instanceId, leaseSeconds],
+  });
+  return new Map(result.rows.map((row) => [row.id, row.status]));
 }

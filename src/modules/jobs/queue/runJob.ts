@@ -51,7 +51,14 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
  * attempt is still this instance's. A transactional task's handler runs in the transaction that
  * completes the job (runInTransaction.ts); the others' completions go in batches.
  */
-export function runJob(deps: RunJobDeps, task: RegisteredQueueTask, claimed: ClaimedJob, onEnd: (outcome: AttemptOutcome) => void = () => undefined): JobExecution {
+export interface RunJobHooks {
+  /** The handler settled: its slot is free while the outcome is still being written. */
+  handlerSettled(): void;
+  /** The outcome is written (or deliberately not). */
+  ended(outcome: AttemptOutcome): void;
+}
+
+export function runJob(deps: RunJobDeps, task: RegisteredQueueTask, claimed: ClaimedJob, hooks: RunJobHooks): JobExecution {
   const controller = new AbortController();
   const key: AttemptKey = { id: claimed.id, attempt: claimed.attempts };
   const logger = deps.logger.child({ task: task.name, job_id: claimed.id, attempt: claimed.attempts });
@@ -64,11 +71,23 @@ export function runJob(deps: RunJobDeps, task: RegisteredQueueTask, claimed: Cla
     job: { id: claimed.id, task: task.name, queue: claimed.queue, attempt: claimed.attempts, maxAttempts: claimed.max_attempts },
   });
 
+  let handlerDone = false;
+  const settled = () => {
+    if (!handlerDone) {
+      handlerDone = true;
+      hooks.handlerSettled();
+    }
+  };
+
   async function attempt(): Promise<AttemptOutcome> {
     // Checked again as it runs: a payload added before the schema changed is discarded, not run half-valid.
     const parsed = task.payload.safeParse(claimed.payload);
     if (!parsed.success) {
-      return (await failJob(deps.pool, deps.instanceId, key, { message: 'invalid_job_payload: the payload no longer matches the task schema', retryInSeconds: 0, giveUp: true }))
+      return (await failJob(deps.pool, deps.instanceId, key, {
+        message: 'invalid_job_payload: the payload no longer matches the task schema',
+        retryInSeconds: 0,
+        giveUp: true,
+      }))
         ? 'discarded'
         : 'lost';
     }
@@ -85,11 +104,15 @@ export function runJob(deps: RunJobDeps, task: RegisteredQueueTask, claimed: Cla
         });
         return 'completed';
       }
-      await untilAborted(Promise.resolve().then(() => task.handler(context(parsed.data, deps.pool))), controller.signal);
+      await untilAborted(
+        Promise.resolve().then(() => task.handler(context(parsed.data, deps.pool))),
+        controller.signal,
+      );
     } catch (error) {
       failure = error;
     } finally {
       clearTimeout(timeout);
+      settled();
     }
     if (failure === undefined) {
       return (await deps.completions.complete(key)) ? 'completed' : 'lost';
@@ -114,17 +137,24 @@ export function runJob(deps: RunJobDeps, task: RegisteredQueueTask, claimed: Cla
       giveUp,
     });
     if (failed) {
-      logger[failed.state === 'retryable' ? 'warn' : 'error']({ err: failure, state: failed.state }, failed.state === 'retryable' ? 'job attempt failed; the job will retry' : 'job discarded');
+      logger[failed.state === 'retryable' ? 'warn' : 'error'](
+        { err: failure, state: failed.state },
+        failed.state === 'retryable' ? 'job attempt failed; the job will retry' : 'job discarded',
+      );
     }
     return failed?.state ?? 'lost';
   }
 
   const done = attempt().then(
-    (outcome) => onEnd(outcome),
+    (outcome) => {
+      settled();
+      hooks.ended(outcome);
+    },
     (error: unknown) => {
       // The lease lapses and another instance runs the attempt again.
       logger.error({ err: error }, 'could not record the outcome of a job attempt');
-      onEnd('unrecorded');
+      settled();
+      hooks.ended('unrecorded');
     },
   );
   return { key, queue: claimed.queue, done, stop: (reason) => controller.abort(reason) };

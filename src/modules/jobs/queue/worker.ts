@@ -71,18 +71,31 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
   let claimAgain = false;
   let failing = false;
 
-  const freeSlots = () => new Map(queues.map((queue) => [queue, options.concurrency[queue]! - runningIn.get(queue)!] as const).filter(([, free]) => free > 0));
+  // A busy queue claims once a quarter of its slots are free, so a claim takes several jobs, not
+  // one per job finished; an idle one claims for a single slot at once.
+  const claimAt = new Map(queues.map((queue) => [queue, Math.max(1, Math.floor(options.concurrency[queue]! / 4))]));
+  const freeSlots = () =>
+    new Map(
+      queues
+        .map((queue) => [queue, options.concurrency[queue]! - runningIn.get(queue)!] as const)
+        .filter(([queue, free]) => free > 0 && (free >= claimAt.get(queue)! || runningIn.get(queue) === 0)),
+    );
 
   function start(job: Awaited<ReturnType<typeof claimJobs>>[number]): void {
     runningIn.set(job.queue, runningIn.get(job.queue)! + 1);
     const task = options.tasks.get(job.task)!;
-    const execution = runJob({ pool, instanceId, runTask: options.runTask, logger, completions, random: options.random ?? Math.random }, task, job, (outcome) => {
-      executions.delete(job.id);
-      runningIn.set(job.queue, runningIn.get(job.queue)! - 1);
-      options.onAttempt?.({ id: job.id, task: job.task, attempt: job.attempts }, outcome);
-      if (mayHaveMore.has(job.queue)) {
-        void fill();
-      }
+    const execution = runJob({ pool, instanceId, runTask: options.runTask, logger, completions, random: options.random ?? Math.random }, task, job, {
+      // The slot is free as soon as the handler is: the next claim overlaps this outcome's write.
+      handlerSettled: () => {
+        runningIn.set(job.queue, runningIn.get(job.queue)! - 1);
+        if (mayHaveMore.has(job.queue)) {
+          void fill();
+        }
+      },
+      ended: (outcome) => {
+        executions.delete(job.id);
+        options.onAttempt?.({ id: job.id, task: job.task, attempt: job.attempts }, outcome);
+      },
     });
     executions.set(job.id, execution);
   }
@@ -108,7 +121,11 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
         }
         if (stopping) {
           // Drain began while the claim ran: give these back untouched.
-          await releaseJobs(pool, instanceId, claimed.map((job) => ({ id: job.id, attempt: job.attempts })));
+          await releaseJobs(
+            pool,
+            instanceId,
+            claimed.map((job) => ({ id: job.id, attempt: job.attempts })),
+          );
           break;
         }
         claimed.forEach(start);
@@ -131,10 +148,11 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
   async function renew(): Promise<void> {
     const held = [...executions.values()].map((execution) => execution.key);
     try {
-      const kept = await renewLeases(pool, instanceId, held, leaseSeconds);
-      for (const key of held) {
-        if (!kept.has(key.id)) {
-          executions.get(key.id)?.stop(new JobLeaseLostError());
+      const statuses = await renewLeases(pool, instanceId, held, leaseSeconds);
+      for (const [id, status] of statuses) {
+        // The cancel's notification may not have come (a listener reconnecting): the renewal tells as well.
+        if (status !== 'held') {
+          executions.get(id)?.stop(status === 'cancelled' ? new JobCancelledError() : new JobLeaseLostError());
         }
       }
     } catch (error) {

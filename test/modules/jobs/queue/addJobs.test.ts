@@ -13,7 +13,14 @@ import { countJobs, listenTo, readJob } from './support.ts';
 
 const tasks = createQueueTaskRegistry([
   defineQueueTask({ name: 'receipts_send', payload: z.object({ orderId: z.string(), email: z.email() }), handler: async () => undefined }),
-  defineQueueTask({ name: 'reports_build', queue: 'reports', priority: 5, maxAttempts: 3, payload: z.object({ month: z.string() }), handler: async () => undefined }),
+  defineQueueTask({
+    name: 'reports_build',
+    queue: 'reports',
+    priority: 5,
+    maxAttempts: 3,
+    payload: z.object({ month: z.string() }),
+    handler: async () => undefined,
+  }),
 ]);
 let db: TestDatabase;
 
@@ -140,7 +147,10 @@ test.serial('a malformed payload is refused with a stable code, naming the field
     { instanceOf: QueueError },
   );
   t.is(error.code, 'invalid_job_payload');
-  t.deepEqual(error.issues?.map((issue) => issue.location), ['jobs[1].payload.orderId', 'jobs[1].payload.email']);
+  t.deepEqual(
+    error.issues?.map((issue) => issue.location),
+    ['jobs[1].payload.orderId', 'jobs[1].payload.email'],
+  );
   t.false(JSON.stringify(error.issues).includes('not-an-address'));
   t.is(await countJobs(db.pool), before);
 });
@@ -154,6 +164,9 @@ test.serial('an unknown task, an oversized payload and bad options are refused w
   t.is(big.code, 'job_payload_too_large');
   const options = await t.throwsAsync(addJob(db.pool, tasks, 'reports_build', { month: 'x' }, { maxAttempts: 0 }), { instanceOf: QueueError });
   t.is(options.code, 'invalid_job_options');
-  t.deepEqual(options.issues?.map((issue) => issue.location), ['jobs[0].maxAttempts']);
+  t.deepEqual(
+    options.issues?.map((issue) => issue.location),
+    ['jobs[0].maxAttempts'],
+  );
   t.is(await countJobs(db.pool), before);
 });

@@ -9,6 +9,12 @@ test('the wait doubles with each failed attempt up to its cap', (t) => {
 });
 
 test('jitter draws each wait from the upper half of its step, never sooner', (t) => {
-  t.deepEqual([1, 3, 9].map((attempt) => backoffSeconds(backoff, attempt, () => 0)), [1, 4, 30]);
-  t.is(backoffSeconds(backoff, 3, () => 0.5), 6);
+  t.deepEqual(
+    [1, 3, 9].map((attempt) => backoffSeconds(backoff, attempt, () => 0)),
+    [1, 4, 30],
+  );
+  t.is(
+    backoffSeconds(backoff, 3, () => 0.5),
+    6,
+  );
 });

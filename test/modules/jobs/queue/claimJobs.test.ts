@@ -33,7 +33,9 @@ test.after.always(async () => {
 
 // Each test leaves no job claimable behind it, so the next one starts from an empty backlog.
 test.afterEach.always(async () => {
-  await db.pool.query(`update queue_jobs set state = 'cancelled', finalized_at = now(), locked_by = null, locked_until = null where state in ('available', 'scheduled', 'retryable', 'running')`);
+  await db.pool.query(
+    `update queue_jobs set state = 'cancelled', finalized_at = now(), locked_by = null, locked_until = null where state in ('available', 'scheduled', 'retryable', 'running')`,
+  );
 });
 
 test.serial('a claim takes up to each queue’s free slots, by priority, then due time, then id, and counts the attempt', async (t) => {
@@ -50,7 +52,10 @@ test.serial('a claim takes up to each queue’s free slots, by priority, then du
     claimed.filter((job) => job.queue === 'mail').map((job) => job.payload),
     [{ n: 2 }, { n: 1 }],
   );
-  t.deepEqual(claimed.filter((job) => job.queue === 'thumbs').map((job) => job.id), [added[3]!.id]);
+  t.deepEqual(
+    claimed.filter((job) => job.queue === 'thumbs').map((job) => job.id),
+    [added[3]!.id],
+  );
   t.true(claimed.every((job) => job.attempts === 1));
   t.like(await readJob(db.pool, added[1]!.id!), { state: 'running', locked_by: 'instance-a', attempts: 1 });
   t.like(await readJob(db.pool, added[2]!.id!), { state: 'available', locked_by: null });
@@ -63,14 +68,24 @@ test.serial('a paused queue hands out nothing until it is resumed; other queues 
   ]);
   const paused = await pauseQueue(db.pool, 'mail', 'the mail provider is down');
   t.like(paused, { name: 'mail', paused: true, pause_reason: 'the mail provider is down' });
-  t.deepEqual((await claim('instance-a', { mail: 10, thumbs: 10 })).map((job) => job.queue), ['thumbs']);
+  t.deepEqual(
+    (await claim('instance-a', { mail: 10, thumbs: 10 })).map((job) => job.queue),
+    ['thumbs'],
+  );
   t.deepEqual(await claim('instance-a', { mail: 10 }), []);
   t.like(await resumeQueue(db.pool, 'mail'), { paused: false, paused_at: null, pause_reason: null });
-  t.deepEqual((await claim('instance-a', { mail: 10 })).map((job) => job.queue), ['mail']);
+  t.deepEqual(
+    (await claim('instance-a', { mail: 10 })).map((job) => job.queue),
+    ['mail'],
+  );
 });
 
 test.serial('concurrent claims of two instances take disjoint jobs', async (t) => {
-  await addJobs(db.pool, tasks, Array.from({ length: 40 }, (_, n) => ({ task: 'mail' as const, payload: { n } })));
+  await addJobs(
+    db.pool,
+    tasks,
+    Array.from({ length: 40 }, (_, n) => ({ task: 'mail' as const, payload: { n } })),
+  );
   const [a, b] = await Promise.all([claim('instance-a', { mail: 25 }), claim('instance-b', { mail: 25 })]);
   const ids = [...a!, ...b!].map((job) => job.id);
   t.is(ids.length, 40);
@@ -93,7 +108,7 @@ test.serial('a job whose lease passed is taken over with its next attempt; the o
 
   const old = { id, attempt: 1 };
   t.is((await completeJobs(db.pool, 'instance-dead', [old])).size, 0);
-  t.is((await renewLeases(db.pool, 'instance-dead', [old], 30)).size, 0);
+  t.deepEqual([...(await renewLeases(db.pool, 'instance-dead', [old], 30))], [[id, 'lost']]);
   t.is(await releaseJobs(db.pool, 'instance-dead', [old]), 0);
   t.deepEqual([...(await completeJobs(db.pool, 'instance-b', [{ id, attempt: 2 }]))], [id]);
   t.is((await readJob(db.pool, id)).state, 'completed');
@@ -121,7 +136,12 @@ test.serial('a released job is available again without the attempt counted', asy
 test.serial('a failed attempt retries after the wait given while attempts remain, then is discarded with every error kept', async (t) => {
   const id = (await addJob(db.pool, tasks, 'mail', { n: 1 }, { maxAttempts: 2 })).id!;
   const [first] = await claim('instance-a', { mail: 1 });
-  const retry = await failJob(db.pool, 'instance-a', { id, attempt: first!.attempts }, { message: 'smtp_unavailable: try later', retryInSeconds: 600, giveUp: false });
+  const retry = await failJob(
+    db.pool,
+    'instance-a',
+    { id, attempt: first!.attempts },
+    { message: 'smtp_unavailable: try later', retryInSeconds: 600, giveUp: false },
+  );
   t.is(retry!.state, 'retryable');
   const waiting = await readJob(db.pool, id);
   t.true(waiting.due_in > 500 && waiting.due_in <= 600);
@@ -135,10 +155,13 @@ test.serial('a failed attempt retries after the wait given while attempts remain
   const job = await readJob(db.pool, id);
   t.like(job, { state: 'discarded', attempts: 2 });
   t.truthy(job.finalized_at);
-  t.deepEqual(job.errors!.map((error) => [error.attempt, error.message]), [
-    [1, 'smtp_unavailable: try later'],
-    [2, 'smtp_unavailable: again'],
-  ]);
+  t.deepEqual(
+    job.errors!.map((error) => [error.attempt, error.message]),
+    [
+      [1, 'smtp_unavailable: try later'],
+      [2, 'smtp_unavailable: again'],
+    ],
+  );
 });
 
 test.serial('a job keeps its last five errors only', async (t) => {
@@ -148,7 +171,10 @@ test.serial('a job keeps its last five errors only', async (t) => {
     await claim('instance-a', { mail: 1 });
     await failJob(db.pool, 'instance-a', { id, attempt }, { message: `failure ${attempt}`, retryInSeconds: 1, giveUp: false });
   }
-  t.deepEqual((await readJob(db.pool, id)).errors!.map((error) => error.attempt), [3, 4, 5, 6, 7]);
+  t.deepEqual(
+    (await readJob(db.pool, id)).errors!.map((error) => error.attempt),
+    [3, 4, 5, 6, 7],
+  );
 });
 
 test.serial('cancel ends an unfinished job and says the state it was in; a finished job is left alone', async (t) => {
@@ -162,6 +188,11 @@ test.serial('cancel ends an unfinished job and says the state it was in; a finis
   t.like(await readJob(db.pool, running!.id!), { state: 'cancelled', locked_by: null });
   t.is(await cancelJob(db.pool, running!.id!), undefined);
   t.is((await completeJobs(db.pool, 'instance-a', [{ id: running!.id!, attempt: 1 }])).size, 0, 'its holder cannot complete it');
+  t.deepEqual(
+    [...(await renewLeases(db.pool, 'instance-a', [{ id: running!.id!, attempt: 1 }], 30))],
+    [[running!.id, 'cancelled']],
+    'its holder learns it at the renewal',
+  );
   t.deepEqual(await claim('instance-a', { mail: 10, thumbs: 10 }), []);
 });
 

@@ -166,11 +166,16 @@ async function startWorker(instanceId: string, concurrency: Record<string, numbe
 }
 
 const untilState = (id: string, state: string) =>
-  waitFor(async () => {
-    const job = await readJob(db.pool, id);
-    return job.state === state ? job : undefined;
-  }, 30_000, `job ${id} to be ${state}`);
-const handledRows = async (id: string) => (await db.pool.query<{ attempt: number; value: number }>('select attempt, value from handled where job_id = $1', [id])).rows;
+  waitFor(
+    async () => {
+      const job = await readJob(db.pool, id);
+      return job.state === state ? job : undefined;
+    },
+    30_000,
+    `job ${id} to be ${state}`,
+  );
+const handledRows = async (id: string) =>
+  (await db.pool.query<{ attempt: number; value: number }>('select attempt, value from handled where job_id = $1', [id])).rows;
 
 test.before(async () => {
   db = await createTestDatabase();
@@ -205,7 +210,10 @@ test.serial('a failing job is retried after its backoff until maxAttempts, then 
     const { id } = await addJob(db.pool, tasks, 'always_fails', {});
     const job = await untilState(id!, 'discarded');
     t.is(job.attempts, 3);
-    t.deepEqual(job.errors!.map((error) => [error.attempt, error.message]), [1, 2, 3].map((n) => [n, `service_refused: the service refused attempt ${n}`]));
+    t.deepEqual(
+      job.errors!.map((error) => [error.attempt, error.message]),
+      [1, 2, 3].map((n) => [n, `service_refused: the service refused attempt ${n}`]),
+    );
     t.deepEqual(running.outcomes.get(id!), ['retryable', 'retryable', 'discarded']);
   } finally {
     await running.drain();
@@ -225,7 +233,10 @@ test.serial('a handler can ask to run again later without spending an attempt, o
     t.is(snoozed, 1);
     const discarded = await untilState(hopeless!.id!, 'discarded');
     t.is(discarded.attempts, 1);
-    t.deepEqual(discarded.errors!.map((error) => error.message), ['GiveUpJob: the order no longer exists']);
+    t.deepEqual(
+      discarded.errors!.map((error) => error.message),
+      ['GiveUpJob: the order no longer exists'],
+    );
   } finally {
     await running.drain();
     await cancelJob(db.pool, (await db.pool.query<{ id: string }>(`select id::text from queue_jobs where task = 'snoozes'`)).rows[0]!.id);
@@ -266,7 +277,11 @@ test.serial('cancelling a running job aborts its handler’s signal', async (t) 
 test.serial('a queue’s jobs never run more at once than its concurrency on the instance', async (t) => {
   const running = await startWorker('instance-a', { default: 4, slow: 2 });
   try {
-    const added = await addJobs(db.pool, tasks, Array.from({ length: 5 }, (_, n) => ({ task: 'held_slow' as const, payload: { tag: `slow-${n}` } })));
+    const added = await addJobs(
+      db.pool,
+      tasks,
+      Array.from({ length: 5 }, (_, n) => ({ task: 'held_slow' as const, payload: { tag: `slow-${n}` } })),
+    );
     await waitFor(async () => (running.worker.running().slow === 2 && active === 2 ? true : undefined), 30_000, 'two jobs to run');
     for (let n = 0; n < 5; n += 1) {
       gate(`slow-${n}`).finish.resolve();
@@ -339,10 +354,18 @@ test.serial('a transactional job’s writes commit with its completion, and roll
 test.serial('two workers on one database run each job once', async (t) => {
   const [a, b] = await Promise.all([startWorker('instance-a', { default: 3 }), startWorker('instance-b', { default: 3 })]);
   try {
-    const added = await addJobs(db.pool, tasks, Array.from({ length: 300 }, (_, n) => ({ task: 'counted' as const, payload: { n } })));
+    const added = await addJobs(
+      db.pool,
+      tasks,
+      Array.from({ length: 300 }, (_, n) => ({ task: 'counted' as const, payload: { n } })),
+    );
     const ids = added.map((job) => job.id!);
     await waitFor(
-      async () => ((await db.pool.query<{ n: number }>(`select count(*)::int as n from queue_jobs where id = any($1::bigint[]) and state = 'completed'`, [ids])).rows[0]!.n === 300 ? true : undefined),
+      async () =>
+        (await db.pool.query<{ n: number }>(`select count(*)::int as n from queue_jobs where id = any($1::bigint[]) and state = 'completed'`, [ids])).rows[0]!
+          .n === 300
+          ? true
+          : undefined,
       60_000,
       'every job to complete',
     );
