@@ -12,6 +12,7 @@ import type { ReadinessCheck } from './readiness.ts';
 import type { RunTask } from './tasks/pool.ts';
 import type { SecretBox } from './secrets/secretBox.ts';
 
+/** A route of a module whose handlers receive `D` (its created `routeDeps`). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a route's input schemas vary; its dependencies do not
 export type Route<D> = RouteDefinition<any, any, any, D>;
 
@@ -25,26 +26,35 @@ export type SettingDeclaration =
 
 /** A flag of a module's CLI command. */
 export interface CommandFlag {
+  /** Whether the flag takes a value or stands alone. */
   type: 'string' | 'boolean';
+  /** One line for --help. */
   description: string;
   /** What the value stands for in usage lines: E, N, 15m. */
   value?: string;
+  /** Whether the flag may be given more than once (its values are then a list). */
   multiple?: boolean;
 }
 
 /** A command or subcommand as data: parsing, --help and the command list come from it. */
 export interface CommandShape {
+  /** The word that names it on the command line. */
   name: string;
+  /** One line for --help and the command list. */
   summary: string;
   /** Positional words after the (sub)command name, in usage form: ['NAME']. */
   args?: string[];
+  /** Its flags by name, without the leading dashes. */
   flags?: Record<string, CommandFlag>;
+  /** Subcommands, each parsed and helped like a command. */
   subcommands?: CommandShape[];
 }
 
 /** A parsed command line: positional words (the subcommand first) and --flags (repeatable ones as lists). */
 export interface CommandLine {
+  /** The words that are not flags, the subcommand's name first. */
   positional: string[];
+  /** Each flag given, by name, with its values in order. */
   values: Map<string, string[]>;
 }
 
@@ -58,6 +68,7 @@ export interface ModuleCommand extends CommandShape {
 export interface PrimaryContext {
   /** The application's configuration (src/app/config.ts). */
   config: unknown;
+  /** The primary's logger. */
   logger: Logger;
   /** The database the instances use, migrated. */
   databaseUrl: string;
@@ -69,6 +80,7 @@ export interface PrimaryContext {
 export interface PrimaryWork {
   /** Called for each instance the primary forks. */
   serve?(worker: unknown): void;
+  /** Stops the work; called after every instance has stopped. */
   close(): Promise<void>;
 }
 
@@ -88,16 +100,23 @@ export interface ModuleMiddleware {
 
 /** What every module of an instance is given; `use` reaches the api of a module named in `needs`. */
 export interface ModuleContext {
+  /** The instance's database pool. */
   pool: pg.Pool;
+  /** PostgreSQL notifications, on one connection shared by the modules. */
   listener: NotificationListener;
+  /** The instance's logger. */
   logger: Logger;
+  /** The instance's metrics, served on the metrics port. */
   registry: Registry;
+  /** This instance's id, as its logs, metrics and heartbeat name it. */
   instanceId: string;
+  /** Runs a task on the instance's worker threads (plain data in and out). */
   runTask: RunTask;
   /** False in CLI commands: nothing runs in the background, modules only serve their api. */
   serving: boolean;
   /** The application's configuration (src/app/config.ts). */
   config: unknown;
+  /** The api of a module named in `needs`, by its name (typed by the caller). */
   use<Api>(name: string): Api;
   /** The api of a module named in `needs`, typed by the module itself: `context.use(settingsModule).reader`. */
   use<M extends AnyModule>(module: M): ApiOf<M>;
@@ -129,6 +148,7 @@ export interface Started<Api, RouteDeps> {
 
 /** What a module declares without a database: every list the composition root collects comes from here. */
 export interface ModuleDeclarations<Permission extends string = string, RouteDeps = unknown> {
+  /** Lowercase letters, digits and _: the namespace of what it declares. */
   name: string;
   /** Other modules this one uses, by name: checked when the application is composed. */
   needs?: readonly string[];
@@ -146,6 +166,7 @@ export interface ModuleDeclarations<Permission extends string = string, RouteDep
   retention?: readonly AgingTarget[];
   /** Scheduled jobs (named `<module>_…`) whose handlers need nothing from `create` (the job context gives the pool, tasks and logger). */
   jobs?: readonly JobDefinition[];
+  /** CLI commands added to the application's `backplane` command. */
   commands?: readonly ModuleCommand[];
   /** The folder of the module's own SQL migrations (`new URL('./migrations', import.meta.url)`): run with Backplane's and the application's, in one order by version, under one lock (ADR 0120). */
   migrations?: string | URL;
@@ -157,6 +178,7 @@ export interface ModuleDeclarations<Permission extends string = string, RouteDep
 
 /** A capability as an application composes it (ADR 0120). */
 export interface ModuleDefinition<Api = unknown, RouteDeps = unknown, Permission extends string = string> extends ModuleDeclarations<Permission, RouteDeps> {
+  /** Creates the module on an instance (or in a command), once the modules it needs are. */
   create?(context: ModuleContext): Started<Api, RouteDeps> | Promise<Started<Api, RouteDeps>>;
 }
 
