@@ -6,6 +6,14 @@ export interface AttemptKey {
   attempt: number;
 }
 
+/**
+ * The attempts by ascending id: statements that lock several jobs (completion, renewal, release)
+ * lock them in one order, so two of them from one instance cannot deadlock.
+ */
+export function inIdOrder(attempts: readonly AttemptKey[]): AttemptKey[] {
+  return [...attempts].sort((a, b) => a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
 // Many attempts in one statement: the worker gathers the completions that arrive while the
 // previous statement runs. An attempt no longer this instance's (cancelled, taken over) is left alone.
 const completeJobsSql = `
@@ -20,10 +28,11 @@ export async function completeJobs(db: StatementRunner, instanceId: string, atte
   if (attempts.length === 0) {
     return new Set();
   }
+  const sorted = inIdOrder(attempts);
   const result = await db.query<{ id: string }>({
     name: 'queue_complete_jobs',
     text: completeJobsSql,
-    values: [attempts.map((a) => a.id), attempts.map((a) => a.attempt), instanceId],
+    values: [sorted.map((a) => a.id), sorted.map((a) => a.attempt), instanceId],
   });
   return new Set(result.rows.map((row) => row.id));
 }

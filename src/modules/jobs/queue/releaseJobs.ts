@@ -1,6 +1,6 @@
 import type { StatementRunner } from './statementRunner.ts';
 import { QUEUE_JOBS_CHANNEL } from './channels.ts';
-import type { AttemptKey } from './completeJobs.ts';
+import { type AttemptKey, inIdOrder } from './completeJobs.ts';
 
 // The attempts did not finish because this instance stops: they do not count, and the jobs are
 // available at once to the other instances, woken at commit.
@@ -20,10 +20,11 @@ export async function releaseJobs(db: StatementRunner, instanceId: string, attem
   if (attempts.length === 0) {
     return 0;
   }
+  const sorted = inIdOrder(attempts);
   const result = await db.query<{ released: number }>({
     name: 'queue_release_jobs',
     text: releaseJobsSql,
-    values: [attempts.map((a) => a.id), attempts.map((a) => a.attempt), instanceId],
+    values: [sorted.map((a) => a.id), sorted.map((a) => a.attempt), instanceId],
   });
   return result.rows[0]?.released ?? 0;
 }

@@ -1,4 +1,4 @@
-import type { AttemptKey } from './completeJobs.ts';
+import { type AttemptKey, inIdOrder } from './completeJobs.ts';
 import type { StatementRunner } from './statementRunner.ts';
 
 /** What became of a held attempt at its renewal. */
@@ -30,10 +30,11 @@ export async function renewLeases(
   if (attempts.length === 0) {
     return new Map();
   }
+  const sorted = inIdOrder(attempts);
   const result = await db.query<{ id: string; status: LeaseStatus }>({
     name: 'queue_renew_leases',
     text: renewLeasesSql,
-    values: [attempts.map((a) => a.id), attempts.map((a) => a.attempt), instanceId, leaseSeconds],
+    values: [sorted.map((a) => a.id), sorted.map((a) => a.attempt), instanceId, leaseSeconds],
   });
   return new Map(result.rows.map((row) => [row.id, row.status]));
 }
