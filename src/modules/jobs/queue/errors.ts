@@ -6,7 +6,7 @@ export const queueStatuses = {
   job_payload_too_large: 413,
   unknown_job_task: 422,
   invalid_job_options: 422,
-  job_not_cancellable: 409,
+  job_not_retryable: 409,
 } as const satisfies StatusTable;
 
 export type QueueErrorCode = keyof typeof queueStatuses;

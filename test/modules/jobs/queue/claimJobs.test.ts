@@ -9,6 +9,8 @@ import { failJob } from '../../../../src/modules/jobs/queue/failJob.ts';
 import { pauseQueue, resumeQueue } from '../../../../src/modules/jobs/queue/pauseQueue.ts';
 import { createQueueTaskRegistry, defineQueueTask } from '../../../../src/modules/jobs/queue/queueTask.ts';
 import { releaseJobs } from '../../../../src/modules/jobs/queue/releaseJobs.ts';
+import { retryJob } from '../../../../src/modules/jobs/queue/retryJob.ts';
+import { QueueError } from '../../../../src/modules/jobs/queue/errors.ts';
 import { renewLeases } from '../../../../src/modules/jobs/queue/renewLeases.ts';
 import { type TestDatabase, createTestDatabase } from '../../../support/database.ts';
 import { readJob } from './support.ts';
@@ -200,4 +202,24 @@ test.serial('jobs of a task this instance has no code for stay for an instance t
   const id = (await addJob(db.pool, tasks, 'mail', { n: 1 })).id!;
   t.deepEqual(await claim('instance-old', { mail: 10 }, { tasks: ['thumbs'] }), []);
   t.is((await claim('instance-new', { mail: 10 }))[0]!.id, id);
+});
+
+test.serial('an operator retries a discarded or cancelled job now, with one more attempt; an unfinished one is refused', async (t) => {
+  const id = (await addJob(db.pool, tasks, 'mail', { n: 1 }, { maxAttempts: 1, key: 'mail:retry' })).id!;
+  const [first] = await claim('instance-a', { mail: 1 });
+  await failJob(db.pool, 'instance-a', { id, attempt: first!.attempts }, { message: 'smtp_unavailable: down', retryInSeconds: 1, giveUp: false });
+  t.is((await readJob(db.pool, id)).state, 'discarded');
+  t.true(await retryJob(db.pool, id));
+  t.like(await readJob(db.pool, id), { state: 'available', attempts: 1, max_attempts: 2, finalized_at: null });
+  const refused = await t.throwsAsync(retryJob(db.pool, id), { instanceOf: QueueError });
+  t.is(refused.code, 'job_not_retryable');
+  t.is((await claim('instance-a', { mail: 1 }))[0]!.attempts, 2);
+  t.false(await retryJob(db.pool, '999999999'));
+
+  await cancelJob(db.pool, id);
+  const holder = (await addJob(db.pool, tasks, 'mail', { n: 2 }, { key: 'mail:retry' })).id!;
+  const held = await t.throwsAsync(retryJob(db.pool, id), { instanceOf: QueueError });
+  t.is(held.code, 'job_not_retryable', 'another job holds its key');
+  await cancelJob(db.pool, holder);
+  t.true(await retryJob(db.pool, id));
 });
