@@ -1,4 +1,4 @@
-import { auditModule } from '../modules/audit/index.ts';
+import { type AuditContext, auditModule } from '../modules/audit/index.ts';
 import { type AuthContext, authModule } from '../modules/auth/index.ts';
 import { type HealthContext, healthModule } from '../modules/health/index.ts';
 import { type IdentitiesContext, identitiesModule } from '../modules/identities/index.ts';
@@ -30,4 +30,11 @@ export const backplaneModules: readonly AnyModule[] = [
 export const isBackplaneModule = (module: AnyModule): boolean => backplaneModules.includes(module);
 
 /** What Backplane's modules are given beyond the public context, each naming its own: src/app/modules.ts builds one that fits them all. */
-export type BackplaneModulesContext = AuthContext & HealthContext & IdentitiesContext & JobsContext & RateLimitContext & ReleasesContext & RetentionContext;
+export type BackplaneModulesContext = AuditContext &
+  AuthContext &
+  HealthContext &
+  IdentitiesContext &
+  JobsContext &
+  RateLimitContext &
+  ReleasesContext &
+  RetentionContext;

@@ -2,7 +2,6 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import client from 'prom-client';
-import { ensureAuditEventPartitions } from '../modules/audit/index.ts';
 import { migrateUp } from '../platform/db/migrations.ts';
 import { waitForSchema } from '../platform/db/schemaWait.ts';
 import { createPool } from '../platform/db/pool.ts';
@@ -72,15 +71,6 @@ async function migrate(database: DatabaseHandle, logger: Logger, config: Config)
     logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
     // Seals a key the previous release stored in clear; a wrong APP_ENCRYPTION_KEY stops here in one line.
     await openStoredSigningKey(pool, config);
-    // The retention job keeps them ahead too; starting here covers a job disabled or not yet run.
-    try {
-      const created = await ensureAuditEventPartitions(pool);
-      if (created > 0) {
-        logger.info({ created }, 'audit event partitions created ahead');
-      }
-    } catch (error) {
-      logger.warn({ err: error }, 'could not create audit event partitions ahead; new months go to the default partition until the retention job runs');
-    }
   } finally {
     await pool.end();
   }

@@ -45,7 +45,9 @@ test('imports are read in any quote style, from re-exports and from dynamic impo
 });
 
 test('the platform imports no module, no app code and no command', (t) => {
-  const crossing = imports().filter(({ from, to }) => layerOf(from) === 'platform' && ['modules', 'app', 'commands', 'console', 'testing'].includes(layerOf(to)!));
+  const crossing = imports().filter(
+    ({ from, to }) => layerOf(from) === 'platform' && ['modules', 'app', 'commands', 'console', 'testing'].includes(layerOf(to)!),
+  );
   t.deepEqual(crossing, []);
 });
 
@@ -65,7 +67,9 @@ test('a module imports another module only through its index.ts, and never app c
 });
 
 test('app code, commands, pages and backplane/testing use a module only through its index.ts', (t) => {
-  const crossing = imports().filter(({ from, to }) => !moduleOf(from) && layerOf(from) !== 'platform' && moduleOf(to) && !to.endsWith(`modules/${moduleOf(to)}/index.ts`));
+  const crossing = imports().filter(
+    ({ from, to }) => !moduleOf(from) && layerOf(from) !== 'platform' && moduleOf(to) && !to.endsWith(`modules/${moduleOf(to)}/index.ts`),
+  );
   t.deepEqual(crossing, []);
 });
 
@@ -83,7 +87,10 @@ export function runtimeImportsOf(file: string, text: string): Import[] {
   for (const statement of source.statements) {
     const clause = ts.isImportDeclaration(statement) ? statement.importClause : undefined;
     const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
-    const onlyTypes = clause !== undefined ? clause.isTypeOnly || (!clause.name && named !== undefined && named.every((element) => element.isTypeOnly)) : ts.isExportDeclaration(statement) && statement.isTypeOnly;
+    const onlyTypes =
+      clause !== undefined
+        ? clause.isTypeOnly || (!clause.name && named !== undefined && named.every((element) => element.isTypeOnly))
+        : ts.isExportDeclaration(statement) && statement.isTypeOnly;
     const specifier = ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement) ? statement.moduleSpecifier : undefined;
     if (onlyTypes && specifier && ts.isStringLiteral(specifier)) {
       typeOnly.add(specifier.text);

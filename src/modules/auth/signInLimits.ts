@@ -56,7 +56,9 @@ export async function coveredRateLimitKeys(subject: RateLimitSubject, db: Querya
   // Two-factor changes are counted per account: the email's account, when there is one.
   const account = normalized === undefined ? undefined : await accountDirectory.findByEmail(db, normalized);
   return [
-    ...(normalized !== undefined && address !== undefined ? [{ limiter: 'auth_login', key: signInKey(normalized, address), covers: 'email_and_address' } as const] : []),
+    ...(normalized !== undefined && address !== undefined
+      ? [{ limiter: 'auth_login', key: signInKey(normalized, address), covers: 'email_and_address' } as const]
+      : []),
     ...(normalized !== undefined ? [{ limiter: 'auth_login_address', key: signInAddressKey(normalized), covers: 'email' } as const] : []),
     ...(address !== undefined ? [{ limiter: 'auth_ip', key: addressKey(address), covers: 'address' } as const] : []),
     ...(account ? [{ limiter: 'auth_mfa', key: mfaChangeKey(account.id), covers: 'account' } as const] : []),

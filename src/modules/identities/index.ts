@@ -90,7 +90,11 @@ export type IdentitiesContext = BackplaneContext<{ oidcProviders: ProviderSpec[]
 export function createIdentities(needs: IdentitiesNeeds) {
   const logger = needs.logger.child({ module: 'identities' });
   const providers = createProviderDirectory(needs.providers, logger);
-  const metrics = createRevocationMetrics(needs.registry, needs.pool, needs.providers.map((provider) => provider.name));
+  const metrics = createRevocationMetrics(
+    needs.registry,
+    needs.pool,
+    needs.providers.map((provider) => provider.name),
+  );
   const policy: RevocationPolicy = { ...DEFAULT_REVOCATION_POLICY, ...needs.revocationPolicy };
   const revocationDeps = { ...needs, providers, metrics };
   /** One run of auth_revoke_tokens: due tokens, a batch at a time, until none is due or the signal stops it. */

@@ -62,7 +62,11 @@ export const jobsModule = defineModule({
   routes: jobsRoutes,
   statuses: jobsStatuses,
   /** Permission name → what it allows; names are public API. */
-  permissions: { 'ops.jobs.read': 'Read job definitions, runs and the jobs overview', 'ops.jobs.write': 'Enable, disable and reschedule jobs', 'ops.jobs.run': 'Queue a run of a job now' },
+  permissions: {
+    'ops.jobs.read': 'Read job definitions, runs and the jobs overview',
+    'ops.jobs.write': 'Enable, disable and reschedule jobs',
+    'ops.jobs.run': 'Queue a run of a job now',
+  },
   /** How its tables age and are purged by the retention job. */
   retention: [jobDefinitionHistoryAging, jobRunsAging],
   create(context: JobsContext) {
@@ -82,7 +86,10 @@ export const jobsModule = defineModule({
       recordAudit: context.use(auditModule).recordAudit,
     };
     const jobs = createJobRegistry(needs.definitions);
-    const metrics = createJobMetrics(needs.registry, jobs.list().map((job) => job.name));
+    const metrics = createJobMetrics(
+      needs.registry,
+      jobs.list().map((job) => job.name),
+    );
     registerJobTimestampMetrics(needs.registry, needs.pool, () => jobs.list().map((job) => job.name));
     const logger = needs.logger.child({ module: 'jobs' });
     const service: JobsServiceDeps = { pool: needs.pool, jobs, recordAudit: needs.recordAudit, queryTimeoutMs: 5_000 };

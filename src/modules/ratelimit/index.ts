@@ -60,7 +60,16 @@ export { podBuckets, type PodChannel } from './podClient.ts';
 export { createPodDecisions, isPodTake, type PodDecisions } from './podDecisions.ts';
 export type { TakeBuckets } from './store.ts';
 export type { CoveredKey, RateLimitSubject } from './opsService.ts';
-export { DEFAULT_RATE_LIMITS, LIMITER_NAMES, addressKey, mfaChangeKey, signInAddressKey, signInKey, type LimiterName, type RateLimitSettings } from './limiters.ts';
+export {
+  DEFAULT_RATE_LIMITS,
+  LIMITER_NAMES,
+  addressKey,
+  mfaChangeKey,
+  signInAddressKey,
+  signInKey,
+  type LimiterName,
+  type RateLimitSettings,
+} from './limiters.ts';
 export { countsPerAddress, limitRequestsPerAddress, spendAttempt, type SpentAttempt } from './middleware.ts';
 export type { Decision, LimitSource, RateLimit } from './rules.ts';
 
@@ -105,7 +114,12 @@ export const rateLimitModule = defineModule({
     }
     // The keys the operator's lookup covers are auth's (its sign-in limits): auth names them once created.
     let keysOf: CoveredKeys = () => Promise.reject(new Error('no module named the keys its limits cover'));
-    const ops = { pool: context.pool, listener: context.listener, recordAudit: context.use(auditModule).recordAudit, keysOf: (subject: RateLimitSubject, db: Queryable) => keysOf(subject, db) };
+    const ops = {
+      pool: context.pool,
+      listener: context.listener,
+      recordAudit: context.use(auditModule).recordAudit,
+      keysOf: (subject: RateLimitSubject, db: Queryable) => keysOf(subject, db),
+    };
     const refuseFromMemory = refuseKnownFloods(limiter);
     const readinessCheck: RateLimitReadinessCheck = {
       name: 'ratelimit',

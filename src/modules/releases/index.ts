@@ -50,7 +50,14 @@ export const releasesModule = defineModule({
       routeDeps: { db: pool, heartbeatSeconds: config.heartbeatSeconds },
       start() {
         // Announcements of other instances (a registration, a changed count) make this one beat at once.
-        tracker = trackInstance(pool, instance, context.logger, config.heartbeatSeconds * 1000, context.listener, createRuntimeSnapshots(instance.version, pool));
+        tracker = trackInstance(
+          pool,
+          instance,
+          context.logger,
+          config.heartbeatSeconds * 1000,
+          context.listener,
+          createRuntimeSnapshots(instance.version, pool),
+        );
       },
       close: () => tracker?.stop(),
     };
