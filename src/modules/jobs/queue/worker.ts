@@ -93,7 +93,10 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
         }
       },
       ended: (outcome) => {
-        executions.delete(job.id);
+        // This instance may have taken its own job over after a stall longer than the lease: the newer attempt stays listed.
+        if (executions.get(job.id) === execution) {
+          executions.delete(job.id);
+        }
         options.onAttempt?.({ id: job.id, task: job.task, attempt: job.attempts }, outcome);
       },
     });
