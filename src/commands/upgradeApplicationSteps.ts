@@ -90,8 +90,10 @@ export async function applyUpgrade(work: UpgradeWork): Promise<number> {
       progress(`making a throw-away database beside ${database.description}`);
       scratch = await createScratchDatabase(database.directUrl, database.description);
       work.report.database = { copy: scratch.copy, why_not_a_copy: scratch.why ?? null };
-      progress('keeping package.json, the lock files and a copy of node_modules, to put back if the upgrade fails');
-      snapshot = await snapshotWorkingTree(work.dir);
+      if (!interrupted) {
+        progress('keeping package.json, the lock files and a copy of node_modules, to put back if the upgrade fails');
+        snapshot = await snapshotWorkingTree(work.dir);
+      }
       failure = interrupted ? { step: 'install', reason: 'interrupted' } : await prove(work, runner, scratch, database, at, () => interrupted !== undefined);
       if (!failure && !interrupted) {
         at.step = 'commit';
@@ -100,6 +102,7 @@ export async function applyUpgrade(work: UpgradeWork): Promise<number> {
     } catch (error) {
       if (!snapshot) {
         // Before anything changed: a refusal (no throw-away database, a copy left by a killed upgrade) or a plain failure.
+        rmSync(join(log, '..'), { recursive: true, force: true });
         throw error instanceof UpgradeRefused ? error : new UpgradeRefused(`${oneLine(error)}; nothing was changed`);
       }
       failure = { step: at.step, reason: oneLine(error) };
@@ -109,7 +112,7 @@ export async function applyUpgrade(work: UpgradeWork): Promise<number> {
     }
     // Committed is done, whatever signal came after.
     if (work.report.committed) {
-      await snapshot.discard();
+      await snapshot?.discard();
       rmSync(join(log, '..'), { recursive: true, force: true });
       return 0;
     }
@@ -118,10 +121,10 @@ export async function applyUpgrade(work: UpgradeWork): Promise<number> {
     work.report.failed = { step, exit_code: STEP_EXIT_CODES[step], reason };
     let back = 'nothing was changed: the working tree and your database are as they were';
     try {
-      await snapshot.restore();
+      await snapshot?.restore();
       work.report.restored = true;
     } catch (error) {
-      back = `the working tree could not be put back (${oneLine(error)}): run ${snapshot.byHand}; your database is as it was`;
+      back = `the working tree could not be put back (${oneLine(error)}): run ${snapshot?.byHand}; your database is as it was`;
     }
     const what = interrupted ? `upgrade interrupted (${interrupted}) during ${step}` : `upgrade failed at ${step}: ${reason}`;
     console.error(`backplane: ${what}; ${back} (output: ${log})`);

@@ -19,6 +19,12 @@ const REASONS: Record<Exclude<UpgradeStep, 'doctor' | 'commit'>, RegExp[]> = {
 
 /** The first line of why a step failed, out of what it printed; what it exited with when nothing reads as a reason. */
 export function firstReason(step: Exclude<UpgradeStep, 'doctor' | 'commit'>, output: string, exit: string): string {
+  // migrate up prints the migration's name, and PostgreSQL's words deepest in the causes.
+  const migration = step === 'migrations' ? /migration (\d{14}_\w+) failed/.exec(output)?.[1] : undefined;
+  const cause = [...output.matchAll(/\[cause\]: \w*error: (.+)$/gim)].at(-1)?.[1]?.trim();
+  if (migration && cause) {
+    return `migration ${migration} failed: ${cause}`;
+  }
   for (const pattern of REASONS[step]) {
     const found = pattern.exec(output)?.[1]?.trim();
     if (found) {

@@ -247,6 +247,7 @@ const failedUpgrade = test.macro({
       timings[`upgrade_${step}`] = upgraded.ms;
       t.is(upgraded.code, code, `${upgraded.stdout}\n${upgraded.stderr}`);
       const line = oneLine(t, upgraded.stderr);
+      t.log(line);
       t.regex(line, new RegExp(`^backplane: upgrade failed at ${step}: `));
       t.regex(line, reason);
       t.regex(line, /nothing was changed: the working tree and your database are as they were/);
@@ -295,6 +296,36 @@ test.serial('a migration that fails', failedUpgrade, 'migrations', 12, /20991231
 
 test.serial('a test that fails', failedUpgrade, 'tests', 13, /a test that fails/, () => {
   writeFileSync(join(app, 'src', 'modules', 'notes', 'fails.test.ts'), "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\n\ntest('a test that fails', () => assert.equal(1, 2));\n");
+});
+
+// npm start's database: the embedded PostgreSQL in .data, which the upgrade starts, copies and stops again.
+test.serial('with the embedded database, a failed upgrade leaves it as it was and stopped', async (t) => {
+  t.timeout(10 * 60_000);
+  const embedded = { DATABASE_URL: undefined };
+  t.is((await appCli(app, ['migrate', 'up'], embedded)).code, 0);
+  writeFileSync(join(app, 'migrations', '20991231000000_broken.sql'), 'select 1 / 0;\n');
+  await gitOk(t, 'add', '-A');
+  await gitOk(t, 'commit', '-q', '-m', 'a migration that fails');
+  try {
+    const status = async () => {
+      const ran = await appCli(app, ['migrate', 'status', '--json'], embedded);
+      t.is(ran.code, 0, ran.stderr);
+      return ran.stdout;
+    };
+    const before = { status: await status(), head: await gitOk(t, 'rev-parse', 'HEAD'), branches: await gitOk(t, 'branch', '--list', 'backplane-upgrade/*') };
+    t.regex(before.status, /"pending_names":\["20991231000000_broken"\]/);
+    const upgraded = await installedBackplane(app, ['upgrade', '--package', tarball], embedded);
+    timings.upgrade_embedded = upgraded.ms;
+    t.is(upgraded.code, 12, `${upgraded.stdout}\n${upgraded.stderr}`);
+    const line = oneLine(t, upgraded.stderr);
+    t.log(line);
+    t.regex(line, /^backplane: upgrade failed at migrations: .*20991231000000_broken.*; nothing was changed/);
+    t.is(await gitOk(t, 'status', '--porcelain'), '');
+    t.false(existsSync(join(app, '.data', 'postgres', 'postmaster.pid')));
+    t.deepEqual({ status: await status(), head: await gitOk(t, 'rev-parse', 'HEAD'), branches: await gitOk(t, 'branch', '--list', 'backplane-upgrade/*') }, before);
+  } finally {
+    await gitOk(t, 'reset', '-q', '--hard', 'HEAD~1');
+  }
 });
 
 test.serial('an upgrade stopped by SIGTERM puts everything back and exits 143', async (t) => {

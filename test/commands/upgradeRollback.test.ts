@@ -19,6 +19,8 @@ test('a failed step is told by its first line, found where each program prints i
   t.is(firstReason('install', 'npm error code ENOENT\nnpm error syscall open\nnpm error enoent Could not read package.json\n', 'exited 1'), 'enoent Could not read package.json');
   t.is(firstReason('load', "> x\nbackplane: the application did not load: The requested module 'backplane' does not provide an export named 'gone'\n", 'exited 1'), "the application did not load: The requested module 'backplane' does not provide an export named 'gone'");
   t.is(firstReason('migrations', 'backplane: migration 20990101000000_broken failed: division by zero\n', 'exited 1'), 'migration 20990101000000_broken failed: division by zero');
+  const stack = 'backplane: failed: MigrationError: Migration 20990101000000_broken (up) failed: Original error: migration 20990101000000_broken failed\n  cause: Error: migration 20990101000000_broken failed\n    [cause]: error: division by zero\n      code: \'22012\'\n';
+  t.is(firstReason('migrations', stack, 'exited 1'), 'migration 20990101000000_broken failed: division by zero');
   t.is(firstReason('tests', "src/a.ts(1,10): error TS2305: Module '\"backplane\"' has no exported member 'gone'.\n", 'exited 2'), "src/a.ts(1,10): error TS2305: Module '\"backplane\"' has no exported member 'gone'.");
   t.is(firstReason('tests', '✔ passes (1ms)\n✖ a test that fails (2.5ms)\n✖ failing tests:\n', 'exited 1'), 'a test that fails');
   t.is(firstReason('tests', 'TAP version 13\nnot ok 2 - a test that fails\n', 'exited 1'), 'a test that fails');
