@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { addJob, addJobs } from '../../../../src/modules/jobs/queue/addJobs.ts';
 import { cancelJob } from '../../../../src/modules/jobs/queue/cancelJob.ts';
 import { type ClaimRequest, claimJobs } from '../../../../src/modules/jobs/queue/claimJobs.ts';
+import { countQueueJobs } from '../../../../src/modules/jobs/queue/countQueueJobs.ts';
 import { completeJobs } from '../../../../src/modules/jobs/queue/completeJobs.ts';
 import { discardAbandonedJobs } from '../../../../src/modules/jobs/queue/discardAbandonedJobs.ts';
 import { failJob } from '../../../../src/modules/jobs/queue/failJob.ts';
@@ -222,4 +223,25 @@ test.serial('an operator retries a discarded or cancelled job now, with one more
   t.is(held.code, 'job_not_retryable', 'another job holds its key');
   await cancelJob(db.pool, holder);
   t.true(await retryJob(db.pool, id));
+});
+
+test.serial('the queues’ counts by state come from one grouped read; a due scheduled job counts as available', async (t) => {
+  await db.pool.query(`delete from queue_jobs`);
+  const [, , retried, , discarded] = await addJobs(db.pool, tasks, [
+    { task: 'mail', payload: { n: 1 } },
+    { task: 'mail', payload: { n: 2 }, runAt: new Date(Date.now() + 3_600_000) },
+    { task: 'mail', payload: { n: 3 }, priority: -10 },
+    { task: 'thumbs', payload: { n: 4 } },
+    { task: 'thumbs', payload: { n: 5 }, maxAttempts: 1, priority: -10 },
+  ]);
+  const claimed = (await claim('instance-a', { mail: 1, thumbs: 2 })).map((job) => job.payload);
+  t.deepEqual(claimed, [{ n: 3 }, { n: 5 }, { n: 4 }]);
+  await failJob(db.pool, 'instance-a', { id: retried!.id!, attempt: 1 }, { message: 'later', retryInSeconds: 600, giveUp: false });
+  await failJob(db.pool, 'instance-a', { id: discarded!.id!, attempt: 1 }, { message: 'bad', retryInSeconds: 1, giveUp: false });
+  const counts = await countQueueJobs(db.pool);
+  t.like(counts, [
+    { queue: 'mail', available: 1, scheduled: 1, retryable: 1, running: 0, discarded_last_day: 0 },
+    { queue: 'thumbs', available: 0, scheduled: 0, retryable: 0, running: 1, discarded_last_day: 1, oldest_due_at: null },
+  ]);
+  t.truthy(counts[0]!.oldest_due_at);
 });
