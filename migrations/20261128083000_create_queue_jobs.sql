@@ -47,10 +47,12 @@ create unique index queue_jobs_key_idx on queue_jobs (key)
 -- Lease takeover: running jobs whose lease has passed. As small as the work in progress.
 create index queue_jobs_lease_idx on queue_jobs (locked_until) where state = 'running';
 
--- The retention job's purge of finished jobs by age (ops.history_retention). Ops lists read newest
--- first on the primary key, and the grouped count by queue and state reads the unfinished jobs
--- through the claim and lease indexes; no index on state alone, which every finish would rewrite.
-create index queue_jobs_finalized_idx on queue_jobs (finalized_at) where finalized_at is not null;
+-- Finished jobs by state and age: the retention job's purge (ops.history_retention, one range per
+-- finished state) and the overview's discards of the last day, whose cost follows the discards,
+-- not every job finished that day. Ops lists read newest first on the primary key; the overview's
+-- count of unfinished jobs reads the claim and lease indexes. No index on state alone, which every
+-- claim and finish would rewrite.
+create index queue_jobs_finalized_idx on queue_jobs (state, finalized_at) where finalized_at is not null;
 
 -- Queues an operator paused; a queue without a row runs. Workers read it in every claim.
 create table job_queues (

@@ -13,17 +13,20 @@ export interface QueueCounts {
   oldest_due_at: Date | null;
 }
 
-// Unfinished jobs only, through the claim and lease indexes, and the last day's discards through
-// the finalized_at index: the cost follows the backlog, never the history of finished jobs.
+// Unfinished jobs only, each part matching the predicate of its partial index (claim, lease), and
+// the last day's discards through (state, finalized_at): the cost follows the backlog and the
+// discards, never the history of finished jobs.
 // A scheduled or retryable job already due counts as available, as a worker would see it.
 // Run inside the caller's bounded read (boundedRead.ts), as the overview's other reads.
 const countQueueJobsSql = `
 with unfinished as (
   select queue,
-         case when state in ('scheduled', 'retryable') and run_at <= now() then 'available' else state end as state,
-         case when state <> 'running' and run_at <= now() then run_at end as due_at
+         case when state <> 'available' and run_at <= now() then 'available' else state end as state,
+         case when run_at <= now() then run_at end as due_at
   from queue_jobs
-  where state in ('available', 'scheduled', 'retryable', 'running')
+  where state in ('available', 'scheduled', 'retryable')
+  union all
+  select queue, state, null from queue_jobs where state = 'running'
 ), discarded as (
   select queue, count(*)::int as jobs from queue_jobs
   where finalized_at > now() - interval '1 day' and state = 'discarded'
