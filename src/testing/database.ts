@@ -4,9 +4,13 @@ import { createPool, type InstrumentedPool } from '../platform/db/pool.ts';
 
 export const TEMPLATE_DATABASE = 'backplane_template';
 
+/** A database of its own for one test file, cloned from the migrated template. */
 export interface TestDatabase {
+  /** Its connection string. */
   url: string;
+  /** A pool on it for the test's own reads and writes. */
   pool: InstrumentedPool;
+  /** Ends the pool and drops the database. */
   drop(): Promise<void>;
 }
 

@@ -6,10 +6,13 @@ import type { RateLimitSettings } from '../modules/ratelimit/index.ts';
 /** The key test instances seal secrets with (never the development key file in the working tree). */
 export const TEST_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
 
+/** How startTestInstance runs the instance beyond its environment. */
 export interface TestInstanceOptions {
   /** The application to run; Backplane's modules alone (or the one runCli set) unless given. */
   application?: Application;
+  /** Limits the instance reads instead of the runtime settings (a test of a limit sets its own). */
   rateLimits?: RateLimitSettings;
+  /** How long a rate-limit decision may wait for the database before the instance decides alone (2 s unless given). */
   rateLimitTimeoutMs?: number;
 }
 

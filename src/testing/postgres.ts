@@ -7,11 +7,13 @@ import { openEmbeddedDatabase } from '../platform/db/embedded.ts';
 import { migrateUp } from '../platform/db/migrations.ts';
 import { TEMPLATE_DATABASE, testPostgresPrefix } from './database.ts';
 
+/** A throw-away embedded PostgreSQL for a test run, with the migrated template createTestDatabase clones. */
 export interface TestPostgres {
   /** The server's `postgres` database: createTestDatabase clones the migrated template through it. */
   adminUrl: string;
   /** The server's major.minor version. */
   version: string;
+  /** Stops the server and deletes its files. */
   stop(): Promise<void>;
 }
 

@@ -5,22 +5,33 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { Application } from '../app/application.ts';
 
+/** A parsed JSON document or part of one. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed JSON document
-type JsonObject = Record<string, any>;
+export type JsonObject = Record<string, any>;
 
+/** One operation of the document, as an answer is matched to it. */
 export interface Operation {
+  /** Upper case: GET, POST. */
   method: string;
+  /** The path as the document writes it: `/ops/jobs/runs/{id}`. */
   template: string;
+  /** The template as a regular expression a concrete path is matched with. */
   pattern: RegExp;
+  /** The operation object of the document. */
   spec: JsonObject;
 }
 
+/** An answer as a test received it. */
 export interface ReceivedResponse {
+  /** The HTTP status. */
   status: number;
+  /** Its headers, as fetch gives them. */
   headers: Headers;
+  /** The body as text (empty for none). */
   body: string;
 }
 
+/** What responseChecker returns: finds an answer's operation and says what of the answer the document does not declare. */
 export interface ResponseChecker {
   /** The documented operation a request reached; undefined for paths and methods the document leaves out. */
   operationOf(method: string, path: string): Operation | undefined;

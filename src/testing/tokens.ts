@@ -11,9 +11,13 @@ export const testBox = createSecretBox(parseEncryptionKeys(TEST_ENCRYPTION_KEY)!
 /** The stored key that signs, as a test instance opens it (generated and sealed when none is stored yet). */
 export const testSigningKey = (db: Queryable): Promise<SigningKey> => loadSigningKey(db, undefined, testBox);
 
+/** An account accountWithToken made, with a bearer token for it. */
 export interface TestAccount {
+  /** The account's id. */
   id: string;
+  /** Its email, unique per call. */
   email: string;
+  /** A signed access token of the account. */
   token: string;
 }
 
@@ -43,4 +47,5 @@ export async function accountWithToken(
   return { id: account.id, email, token };
 }
 
+/** The Authorization header of a bearer token, for fetch. */
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });

@@ -3,6 +3,7 @@ import type { LimitSource, RateLimit } from './rules.ts';
 
 /** The product's limiters; each name is a metric label and a RateLimit policy name. */
 export const LIMITER_NAMES = ['auth_ip', 'auth_login', 'auth_login_address', 'auth_mfa'] as const;
+/** One of LIMITER_NAMES. */
 export type LimiterName = (typeof LIMITER_NAMES)[number];
 
 /** What the limiters read on every decision; `src/app/` fills it from the runtime settings. */

@@ -2,7 +2,9 @@ import type { BucketRule } from './store.ts';
 
 /** A limit as the settings express it: `limit` requests per `periodSeconds`. */
 export interface RateLimit {
+  /** Requests admitted per period. */
   limit: number;
+  /** The period, in seconds. */
   periodSeconds: number;
 }
 
