@@ -103,6 +103,13 @@ const tasks = createQueueTaskRegistry([
       throw new GiveUpJob('the order no longer exists');
     },
   }),
+  defineQueueTask({
+    name: 'outlasts_timeout',
+    timeoutSeconds: 1,
+    maxAttempts: 1,
+    payload: z.object({}),
+    handler: ({ signal }) => once(signal, 'abort').then(() => undefined),
+  }),
   defineQueueTask({ name: 'held', payload: Tagged, handler: ({ payload, signal }) => heldUntilOpened(payload.tag, signal) }),
   defineQueueTask({
     name: 'held_slow',
@@ -240,6 +247,17 @@ test.serial('a handler can ask to run again later without spending an attempt, o
   } finally {
     await running.drain();
     await cancelJob(db.pool, (await db.pool.query<{ id: string }>(`select id::text from queue_jobs where task = 'snoozes'`)).rows[0]!.id);
+  }
+});
+
+test.serial('an attempt past its timeout is aborted and counts as a failure', async (t) => {
+  const running = await startWorker('instance-a');
+  try {
+    const { id } = await addJob(db.pool, tasks, 'outlasts_timeout', {});
+    const job = await untilState(id!, 'discarded');
+    t.regex(job.errors![0]!.message, /^timeout: the attempt did not finish within 1 s/);
+  } finally {
+    await running.drain();
   }
 });
 
