@@ -12,7 +12,6 @@ import type { BackplaneModulesContext } from './backplaneModules.ts';
 import { encryptionKeyText, openSecretBox } from './encryptionKey.ts';
 import type { Config } from './config.ts';
 import type { Platform } from './platform.ts';
-import { testJobDefinitions } from './testJobs.ts';
 import { routesOf } from '../platform/module.ts';
 
 export const API_INFO = {
@@ -94,7 +93,6 @@ export async function createModules(application: Application, config: Config, pl
     }
   };
   const serving = options.serving ?? true;
-  const staticJobs = [...composed.jobs, ...(config.testJobs ? testJobDefinitions() : [])];
   try {
     for (const module of neededModules(application, options.only)) {
       const needs = new Set(module.needs ?? []);
@@ -116,7 +114,7 @@ export async function createModules(application: Application, config: Config, pl
           jobs: () => {
             // A job bound by its module's create replaces the one it declared for commands.
             const bound = created.flatMap(({ started }) => started.jobs ?? []);
-            return [...staticJobs.filter((job) => !bound.some((other) => other.name === job.name)), ...bound];
+            return [...composed.jobs.filter((job) => !bound.some((other) => other.name === job.name)), ...bound];
           },
           readiness: () => created.flatMap(({ started }) => started.readiness ?? []),
           retention: composed.retention,

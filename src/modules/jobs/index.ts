@@ -15,6 +15,7 @@ import type { JobsServiceDeps } from './ports.ts';
 import { jobsRoutes } from './routes.ts';
 import { startJobScheduler } from './scheduler.ts';
 import { startJobWorkers } from './worker.ts';
+import { testJobDefinitions } from './testJobs.ts';
 
 export { defineJob, type JobBacklog, type JobContext, type JobDefinition } from '../../platform/jobs.ts';
 export { jobsStatuses } from './errors.ts';
@@ -48,7 +49,7 @@ export interface JobsNeeds {
 }
 
 /** What the jobs module reads beyond the public context: every module's jobs, its share of the configuration. */
-export type JobsContext = BackplaneContext<{ jobWorkers: number; jobQueues: string[]; jobLeaseSeconds: number }>;
+export type JobsContext = BackplaneContext<{ jobWorkers: number; jobQueues: string[]; jobLeaseSeconds: number; testJobs: boolean }>;
 
 /** Background jobs: definitions checked at creation; scheduling and workers start with the instance and drain with it. */
 export const jobsModule = defineModule({
@@ -78,7 +79,8 @@ export const jobsModule = defineModule({
       registry: context.registry,
       runTask: context.runTask,
       instanceId: context.instanceId,
-      definitions: context.collected.jobs(),
+      // APP_TEST_JOBS=1 adds jobs that only exercise the job system (refused in production).
+      definitions: [...context.collected.jobs(), ...(config.testJobs ? testJobDefinitions() : [])],
       workers: serving ? config.jobWorkers : 0,
       queues: serving ? config.jobQueues : [],
       leaseSeconds: config.jobLeaseSeconds,

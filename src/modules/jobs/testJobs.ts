@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { type JobDefinition, defineJob } from '../platform/jobs.ts';
-import { AppError } from '../platform/errors.ts';
+import { type JobDefinition, defineJob } from '../../platform/jobs.ts';
+import { AppError } from '../../platform/errors.ts';
 
 // Yearly, so these run only when a test asks for a run.
 const ON_REQUEST = '0 0 1 1 *';
