@@ -25,21 +25,6 @@ function emitDeclarations() {
   return out;
 }
 
-/**
- * Declaration files whose undocumented members and unexported types are owed by changes in progress
- * (issue 46: src/platform/module.ts is being restructured; src/app/ and src/testing/ belong to other
- * work). Their warnings are listed, not failed on; a file leaves this list once it is clean, and
- * nothing is added to it.
- */
-const OWED = ['platform/module.d.ts', 'app/application.d.ts', 'app/instance.d.ts'];
-const OWED_MESSAGES = new Set(['ae-undocumented', 'ae-forgotten-export']);
-
-/** Whether an API Extractor message is one of the owed ones above. */
-function isOwed(message, out) {
-  const file = message.sourceFilePath?.startsWith(out) ? message.sourceFilePath.slice(out.length + 1) : undefined;
-  return file !== undefined && OWED_MESSAGES.has(message.messageId) && OWED.some((owed) => file.startsWith(owed));
-}
-
 export function libraryReport({ check }) {
   const out = emitDeclarations();
   try {
@@ -51,19 +36,14 @@ export function libraryReport({ check }) {
     config.compiler.overrideTsconfig.include = [join(out, 'library.d.ts')];
     writeFileSync(join(out, 'api-extractor.json'), JSON.stringify(config));
     const prepared = ExtractorConfig.loadFileAndPrepare(join(out, 'api-extractor.json'));
-    const owed = [];
     let findings = 0;
     const messageCallback = (message) => {
-      if (message.logLevel === 'warning' && isOwed(message, out)) {
-        owed.push(`${message.sourceFilePath.slice(out.length + 1)}:${message.sourceFileLine} ${message.text}`);
-        message.logLevel = 'none';
-      }
       // A forgotten export or an undocumented member fails the report written as well as the check.
       findings += message.messageId.startsWith('ae-') && message.logLevel === 'warning' ? 1 : 0;
       message.handled = message.logLevel === 'none' || message.logLevel === 'verbose';
     };
     const result = Extractor.invoke(prepared, { localBuild: !check, showVerboseMessages: false, messageCallback });
-    return { succeeded: result.succeeded && findings === 0, changed: result.apiReportChanged, owed };
+    return { succeeded: result.succeeded && findings === 0, changed: result.apiReportChanged };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
@@ -71,10 +51,7 @@ export function libraryReport({ check }) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const check = process.argv.includes('--check');
-  const { succeeded, changed, owed } = libraryReport({ check });
-  if (owed.length > 0) {
-    console.error(`${owed.length} members owed documentation or an export by work in progress (OWED in this script):\n  ${owed.join('\n  ')}`);
-  }
+  const { succeeded, changed } = libraryReport({ check });
   if (check && changed) {
     console.error('api/library.api.md is stale: run `npm run api:library` and commit it');
   }

@@ -11,6 +11,7 @@ import { APPLICATION_SET, BACKPLANE_SET, useApplicationMigrations, useModuleMigr
 
 /** An application: Backplane's modules and its own, composed once and used by `serve`, every command, the tests and the benches. */
 export interface Application {
+  /** The application's name: its package's, or `backplane` for Backplane alone. */
   readonly name: string;
   /** In the order an instance creates them (modules that collect from the others last). */
   readonly modules: readonly AnyModule[];
@@ -18,10 +19,13 @@ export interface Application {
   readonly migrations?: string | undefined;
 }
 
+/** What defineApplication composes. */
 export interface ApplicationOptions {
+  /** The application's name (its package's). */
   name: string;
   /** `backplaneModules` and the application's own, one line each. */
   modules: readonly AnyModule[];
+  /** The folder of the application's own migrations, run after Backplane's under the same lock. */
   migrations?: string | undefined;
 }
 

@@ -14,15 +14,21 @@ import { type Application, compose } from './application.ts';
 import { createModules } from './modules.ts';
 import { openPlatform } from './platform.ts';
 
+/** An instance serving on its port, as startInstance and startTestInstance return it. */
 export interface RunningInstance {
+  /** Its instance id, as `/ops/system` and the instance list show it. */
   id: string;
+  /** The HTTP server it answers on. */
   server: Server;
+  /** `http://127.0.0.1:<port>`. */
   url: string;
+  /** Its metrics registry. */
   registry: client.Registry;
   /** Stops accepting, lets in-flight requests finish (bounded), marks the instance stopped. */
   drain(options?: DrainOptions): Promise<void>;
 }
 
+/** How drain() ends the instance's connections. */
 export interface DrainOptions {
   /**
    * Resolves once no new connection can reach this instance's port any more (in a cluster, when
