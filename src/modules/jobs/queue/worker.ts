@@ -4,7 +4,7 @@ import type { NotificationListener } from '../../../platform/db/listener.ts';
 import type { RunTask } from '../../../platform/tasks/pool.ts';
 import { JobLeaseLostError, JobShutdownError } from '../errorSummary.ts';
 import { QUEUE_CANCEL_CHANNEL, QUEUE_JOBS_CHANNEL } from './channels.ts';
-import { claimJobs } from './claimJobs.ts';
+import { type ClaimedJob, claimJobs } from './claimJobs.ts';
 import { createCompletionBatch } from './completionBatch.ts';
 import { discardAbandonedJobs } from './discardAbandonedJobs.ts';
 import { JobCancelledError } from './errors.ts';
@@ -23,6 +23,12 @@ export interface QueueWorkerOptions {
   instanceId: string;
   /** Jobs run at once per queue on this instance; the queues listed are the ones it works. */
   concurrency: Readonly<Record<string, number>>;
+  /**
+   * Jobs claimed ahead per queue beyond those running, so a freed slot starts the next job without
+   * a round trip (the fast setting for short jobs). They hold their lease while they wait, and a
+   * job added later at a higher priority waits behind them. Default 0.
+   */
+  prefetch?: number;
   /** How long a claimed job is this instance's without renewal. Default 30. */
   leaseSeconds?: number;
   /** Longest wait between claims without a notification (the fallback when one is lost). Default 1000. */
@@ -42,6 +48,8 @@ export interface DrainResult {
 export interface QueueWorker {
   /** Jobs running on this instance now, by queue. */
   running(): Record<string, number>;
+  /** Jobs claimed ahead and not started yet, by queue. */
+  waiting(): Record<string, number>;
   /**
    * Stops claiming, lets running attempts finish within timeoutMs, then aborts the rest and gives
    * them back as available (no attempt spent) for another instance.
@@ -53,7 +61,7 @@ const STOP_GRACE_MS = 1_000;
 
 /**
  * Claims jobs as soon as their transaction commits (NOTIFY), or at the latest every pollMs, up to
- * each queue's free slots in one statement; renews every held lease in one statement; completes in
+ * each queue's free slots (and its prefetch) in one statement; renews every held lease in one statement; completes in
  * batches (completionBatch.ts).
  */
 export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
@@ -71,23 +79,46 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
   let claimAgain = false;
   let failing = false;
 
-  // A busy queue claims once a quarter of its slots are free, so a claim takes several jobs, not
-  // one per job finished; an idle one claims for a single slot at once.
-  const claimAt = new Map(queues.map((queue) => [queue, Math.max(1, Math.floor(options.concurrency[queue]! / 4))]));
+  const prefetch = options.prefetch ?? 0;
+  const waiting = new Map<string, ClaimedJob[]>(queues.map((queue) => [queue, []]));
+  const capacity = (queue: string) => options.concurrency[queue]! + prefetch;
+  // A busy queue claims once a quarter of its room is free, so a claim takes several jobs, not
+  // one per job finished; an idle one claims for a single job at once.
+  const claimAt = (queue: string) => Math.max(1, Math.floor(capacity(queue) / 4));
   const freeSlots = () =>
     new Map(
       queues
-        .map((queue) => [queue, options.concurrency[queue]! - runningIn.get(queue)!] as const)
-        .filter(([queue, free]) => free > 0 && (free >= claimAt.get(queue)! || runningIn.get(queue) === 0)),
+        .map((queue) => [queue, capacity(queue) - runningIn.get(queue)! - waiting.get(queue)!.length] as const)
+        .filter(([queue, free]) => free > 0 && (free >= claimAt(queue) || runningIn.get(queue)! + waiting.get(queue)!.length === 0)),
     );
+  const heldKeys = () => [
+    ...[...executions.values()].map((execution) => execution.key),
+    ...[...waiting.values()].flat().map((job) => ({ id: job.id, attempt: job.attempts })),
+  ];
+  const dropWaiting = (id: string) => {
+    for (const jobs of waiting.values()) {
+      const index = jobs.findIndex((job) => job.id === id);
+      if (index >= 0) {
+        jobs.splice(index, 1);
+      }
+    }
+  };
 
-  function start(job: Awaited<ReturnType<typeof claimJobs>>[number]): void {
+  function startWaiting(queue: string): void {
+    const jobs = waiting.get(queue)!;
+    while (!stopping && jobs.length > 0 && runningIn.get(queue)! < options.concurrency[queue]!) {
+      start(jobs.shift()!);
+    }
+  }
+
+  function start(job: ClaimedJob): void {
     runningIn.set(job.queue, runningIn.get(job.queue)! + 1);
     const task = options.tasks.get(job.task)!;
     const execution = runJob({ pool, instanceId, runTask: options.runTask, logger, completions, random: options.random ?? Math.random }, task, job, {
-      // The slot is free as soon as the handler is: the next claim overlaps this outcome's write.
+      // The slot is free as soon as the handler is: the next job starts while this outcome is written.
       handlerSettled: () => {
         runningIn.set(job.queue, runningIn.get(job.queue)! - 1);
+        startWaiting(job.queue);
         if (mayHaveMore.has(job.queue)) {
           void fill();
         }
@@ -131,7 +162,8 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
           );
           break;
         }
-        claimed.forEach(start);
+        claimed.forEach((job) => waiting.get(job.queue)!.push(job));
+        slots.forEach((_free, queue) => startWaiting(queue));
         for (const [queue, free] of slots) {
           if (claimed.filter((job) => job.queue === queue).length === free) {
             mayHaveMore.add(queue);
@@ -149,12 +181,12 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
   }
 
   async function renew(): Promise<void> {
-    const held = [...executions.values()].map((execution) => execution.key);
     try {
-      const statuses = await renewLeases(pool, instanceId, held, leaseSeconds);
+      const statuses = await renewLeases(pool, instanceId, heldKeys(), leaseSeconds);
       for (const [id, status] of statuses) {
         // The cancel's notification may not have come (a listener reconnecting): the renewal tells as well.
         if (status !== 'held') {
+          dropWaiting(id);
           executions.get(id)?.stop(status === 'cancelled' ? new JobCancelledError() : new JobLeaseLostError());
         }
       }
@@ -170,7 +202,10 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
     }
   };
   options.listener.listen(QUEUE_JOBS_CHANNEL, wake);
-  options.listener.listen(QUEUE_CANCEL_CHANNEL, (id) => executions.get(id)?.stop(new JobCancelledError()));
+  options.listener.listen(QUEUE_CANCEL_CHANNEL, (id) => {
+    dropWaiting(id);
+    executions.get(id)?.stop(new JobCancelledError());
+  });
   options.listener.onConnected(() => queues.forEach(wake));
   const poll = setInterval(() => {
     queues.forEach(wake);
@@ -181,9 +216,11 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
 
   return {
     running: () => Object.fromEntries(runningIn),
+    waiting: () => Object.fromEntries([...waiting].map(([queue, jobs]) => [queue, jobs.length])),
     async drain(timeoutMs) {
       stopping = true;
       clearInterval(poll);
+      const notStarted = [...waiting.values()].flatMap((jobs) => jobs.splice(0)).map((job) => ({ id: job.id, attempt: job.attempts }));
       const inFlight = [...executions.values()];
       const deadline = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
       await Promise.race([Promise.all(inFlight.map((execution) => execution.done)), deadline]);
@@ -193,18 +230,14 @@ export function startQueueWorker(options: QueueWorkerOptions): QueueWorker {
       const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
       await Promise.race([Promise.all(unfinished.map((execution) => execution.done)), grace]);
       clearInterval(renewal);
-      const released = await releaseJobs(
-        pool,
-        instanceId,
-        unfinished.map((execution) => execution.key),
-      ).catch((error: unknown) => {
+      const released = await releaseJobs(pool, instanceId, [...notStarted, ...unfinished.map((execution) => execution.key)]).catch((error: unknown) => {
         logger.error({ err: error }, 'could not release unfinished queue jobs; they are taken over when their lease ends');
         return 0;
       });
       if (released > 0) {
         logger.warn({ jobs: released }, 'released queue jobs that did not finish within the drain budget');
       }
-      return { finished: inFlight.length - unfinished.length, released };
+      return { finished: inFlight.length - unfinished.length, released: Math.max(0, released - notStarted.length) };
     },
   };
 }

@@ -142,7 +142,7 @@ interface Running {
   drain(timeoutMs?: number): ReturnType<QueueWorker['drain']>;
 }
 
-async function startWorker(instanceId: string, concurrency: Record<string, number> = { default: 4, slow: 2 }, leaseSeconds = 30): Promise<Running> {
+async function startWorker(instanceId: string, concurrency: Record<string, number> = { default: 4, slow: 2 }, prefetch = 0): Promise<Running> {
   const listener = createNotificationListener(db.url, logger);
   const registry = new client.Registry();
   const pool = createTaskPool({ threads: 1, closeTimeoutMs: 5_000, registry, logger });
@@ -155,7 +155,8 @@ async function startWorker(instanceId: string, concurrency: Record<string, numbe
     runTask: pool.runTask,
     instanceId,
     concurrency,
-    leaseSeconds,
+    prefetch,
+    leaseSeconds: 30,
     pollMs: 200,
     onAttempt: (job, outcome) => outcomes.set(job.id, [...(outcomes.get(job.id) ?? []), outcome]),
   });
@@ -369,8 +370,8 @@ test.serial('a transactional job’s writes commit with its completion, and roll
   }
 });
 
-test.serial('two workers on one database run each job once', async (t) => {
-  const [a, b] = await Promise.all([startWorker('instance-a', { default: 3 }), startWorker('instance-b', { default: 3 })]);
+test.serial('two workers on one database run each job once, one of them claiming ahead', async (t) => {
+  const [a, b] = await Promise.all([startWorker('instance-a', { default: 3 }), startWorker('instance-b', { default: 3 }, 20)]);
   try {
     const added = await addJobs(
       db.pool,
@@ -394,5 +395,29 @@ test.serial('two workers on one database run each job once', async (t) => {
     t.deepEqual(rows[0], { runs: 300, jobs: 300 });
   } finally {
     await Promise.all([a.drain(), b.drain()]);
+  }
+});
+
+test.serial('jobs claimed ahead wait for a slot holding their lease, and the drain gives them back with the running one', async (t) => {
+  const running = await startWorker('instance-a', { slow: 1 }, 3);
+  const added = await addJobs(
+    db.pool,
+    tasks,
+    Array.from({ length: 4 }, (_, n) => ({ task: 'held_slow' as const, payload: { tag: `ahead-${n}` } })),
+  );
+  await waitFor(
+    async () => (running.worker.running().slow === 1 && running.worker.waiting().slow === 3 ? true : undefined),
+    30_000,
+    'one job running, three waiting',
+  );
+  const states = await db.pool.query<{ state: string }>('select state from queue_jobs where id = any($1::bigint[])', [added.map((job) => job.id)]);
+  t.deepEqual(
+    states.rows.map((row) => row.state),
+    ['running', 'running', 'running', 'running'],
+  );
+  t.deepEqual(await running.drain(50), { finished: 0, released: 1 });
+  for (const job of added) {
+    t.like(await readJob(db.pool, job.id!), { state: 'available', attempts: 0, locked_by: null });
+    await cancelJob(db.pool, job.id!);
   }
 });
