@@ -13,6 +13,8 @@ import { encryptionKeyText, openSecretBox } from './encryptionKey.ts';
 import type { Config } from './config.ts';
 import type { Platform } from './platform.ts';
 import { routesOf } from '../platform/module.ts';
+import type { AuditApi } from '../platform/audit.ts';
+import type { SettingsApi } from '../platform/settingsReader.ts';
 
 export const API_INFO = {
   title: 'Backplane',
@@ -97,6 +99,13 @@ export async function createModules(application: Application, config: Config, pl
     for (const module of neededModules(application, options.only)) {
       const needs = new Set(module.needs ?? []);
       const nameOf = (target: string | AnyModule) => (typeof target === 'string' ? target : target.name);
+      const use = <Api>(target: string | AnyModule): Api => {
+        const name = nameOf(target);
+        if (!needs.has(name) || !apis.has(name)) {
+          throw new Error(`module ${module.name} uses module ${name} without naming it in its needs`);
+        }
+        return apis.get(name) as Api;
+      };
       const context: BackplaneModulesContext = {
         pool: platform.pool,
         listener: platform.listener,
@@ -126,12 +135,12 @@ export async function createModules(application: Application, config: Config, pl
           }
           return apis.get(target.name) as ApiOf<M>;
         },
-        use: (target: string | AnyModule) => {
-          const name = nameOf(target);
-          if (!needs.has(name) || !apis.has(name)) {
-            throw new Error(`module ${module.name} uses module ${name} without naming it in its needs`);
-          }
-          return apis.get(name);
+        use,
+        get settings() {
+          return use<SettingsApi>('settings').reader;
+        },
+        get recordAudit() {
+          return use<AuditApi>('audit').recordAudit;
         },
       };
       const started = (await module.create?.(context)) ?? { api: undefined, routeDeps: undefined };

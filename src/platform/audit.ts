@@ -28,7 +28,7 @@ export interface AuditEvent {
  */
 export type RecordAudit = (tx: Queryable, event: AuditEvent) => Promise<void>;
 
-/** What the audit module offers the modules that name `audit` in their needs: `context.use<AuditApi>('audit')`. */
+/** What the audit module offers the modules that name `audit` in their needs (`context.recordAudit` is its recordAudit). */
 export interface AuditApi {
   /** Records an event in the transaction of the change it describes. */
   recordAudit: RecordAudit;

@@ -11,6 +11,8 @@ import type { JobDefinition } from './jobs.ts';
 import type { ReadinessCheck } from './readiness.ts';
 import type { RunTask } from './tasks/pool.ts';
 import type { SecretBox } from './secrets/secretBox.ts';
+import type { RecordAudit } from './audit.ts';
+import type { SettingsReader } from './settingsReader.ts';
 
 /** A route of a module whose handlers receive `D` (its created `routeDeps`). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a route's input schemas vary; its dependencies do not
@@ -120,6 +122,13 @@ export interface ModuleContext {
   use<Api>(name: string): Api;
   /** The api of a module named in `needs`, typed by the module itself: `context.use(settingsModule).reader`. */
   use<M extends AnyModule>(module: M): ApiOf<M>;
+  /**
+   * Every module's settings, read from memory, for a module that names `settings` in `needs`. Kept
+   * typed by the module's own declarations: `const settings: SettingsReader<NotesSetting> = context.settings`.
+   */
+  readonly settings: SettingsReader;
+  /** Records an audit event in the caller's transaction, for a module that names `audit` in `needs`. */
+  readonly recordAudit: RecordAudit;
 }
 
 /** The api a module's `create` returns. */

@@ -26,7 +26,7 @@ export interface SettingsReader<D = AnySetting> {
   string(name: SettingName<D, 'string'>): string;
 }
 
-/** What the settings module offers the modules that name `settings` in their needs: `context.use<SettingsApi<…>>('settings')`. */
+/** What the settings module offers the modules that name `settings` in their needs (`context.settings` is its reader). */
 export interface SettingsApi<D = AnySetting> {
   /** The reader, typed by the declarations `D`. */
   reader: SettingsReader<D>;

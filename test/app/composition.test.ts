@@ -88,6 +88,31 @@ test.serial('an application\'s module is live beside Backplane\'s: its route, pe
   }
 });
 
+test.serial('context.settings and context.recordAudit are given to a module that names their module in needs, and refused to one that does not', async (t) => {
+  let seen: { page: number; audit: string } | undefined;
+  const reading = defineModule({
+    name: 'reading',
+    needs: ['audit', 'settings'],
+    create(context) {
+      seen = { page: context.settings.integer('auth.login_attempts'), audit: typeof context.recordAudit };
+      return { api: undefined, routeDeps: undefined };
+    },
+  });
+  const instance = await startTestInstance(db.url, {}, { application: defineApplication({ name: 'reading', modules: [...backplaneModules, reading] }) });
+  await instance.drain();
+  t.deepEqual(seen, { page: 10, audit: 'function' });
+  const unnamed = defineModule({
+    name: 'unnamed',
+    create(context) {
+      return { api: context.settings, routeDeps: undefined };
+    },
+  });
+  const refused = await t.throwsAsync(
+    startTestInstance(db.url, {}, { application: defineApplication({ name: 'unnamed', modules: [...backplaneModules, unnamed] }) }),
+  );
+  t.regex(refused!.message, /module unnamed uses module settings without naming it in its needs/);
+});
+
 test.serial('the application\'s backplane command grants its permissions and lists its jobs', async (t) => {
   const entry = join(import.meta.dirname, 'fixtures', 'notesApplication.ts');
   const env = { DATABASE_URL: db.url };

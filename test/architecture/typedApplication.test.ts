@@ -49,6 +49,12 @@ test('the example module casts nothing', (t) => {
   }
 });
 
+test('the example module looks no module up by a string: what it needs comes typed from its context', (t) => {
+  for (const { file, source } of moduleSources()) {
+    t.notRegex(source, /\.use(<[^>]*>)?\(\s*['"`]/, file);
+  }
+});
+
 /** A copy of the template's src/ importing this repository's src/ for `backplane`, with `edit` applied to the module's routes. */
 function copyApplication(folder: string, name: string, edit: (routes: string) => string): void {
   const target = join(folder, name);

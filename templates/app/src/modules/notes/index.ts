@@ -1,7 +1,7 @@
-import { type AuditApi, type SettingsApi, defineJob, defineModule } from 'backplane';
+import { defineJob, defineModule } from 'backplane';
 import { notesRetention } from './retention.ts';
 import { notesRoutes, notesStatuses } from './routes.ts';
-import { type NotesSetting, notesSettings } from './settings.ts';
+import { notesSettings } from './settings.ts';
 import { countNotes } from './store.ts';
 
 /**
@@ -42,8 +42,9 @@ export const notesModule = defineModule({
       api: undefined,
       routeDeps: {
         database: context.pool,
-        recordAudit: context.use<AuditApi>('audit').recordAudit,
-        settings: context.use<SettingsApi<NotesSetting>>('settings').reader,
+        // Both need their module in `needs`; the settings reader is typed by the notes' declarations where it is kept (service.ts).
+        recordAudit: context.recordAudit,
+        settings: context.settings,
         runTask: context.runTask,
       },
     };
