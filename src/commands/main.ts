@@ -82,6 +82,11 @@ export function runCli(application: Application | undefined, argv: readonly stri
         console.error(`backplane: ${error.code}: ${error.message}`);
         process.exit(1);
       }
+      // By name: importing the migrator here would load umzug for every command.
+      if (error instanceof Error && error.name === 'MigrationFailed') {
+        console.error(`backplane: ${error.message}`);
+        process.exit(1);
+      }
       console.error('backplane: failed:', error);
       process.exit(1);
     },

@@ -1,3 +1,4 @@
+import { STEP_EXIT_CODES } from './upgradeSteps.ts';
 import { type CommandSpec, type Flags, JSON_FLAG, REASON_FLAG } from './args.ts';
 
 export type Command = (flags: Flags) => Promise<number | void>;
@@ -160,7 +161,9 @@ export const COMMANDS: TopCommand[] = [
   },
   {
     name: 'upgrade',
-    summary: 'upgrade an application (its tests run) or a deployment repository and the database to this release, with the release notes\' actions evaluated',
+    summary:
+      'upgrade an application (proved on a throw-away database and its tests; a failure puts everything back) or a deployment repository and the database to this release, with the release notes\' actions evaluated; ' +
+      `in an application it exits ${Object.entries(STEP_EXIT_CODES).map(([step, code]) => `${code} when ${step} fails`).join(', ')}, 1 when refused, 128+N on a signal`,
     flags: {
       from: { type: 'string', value: 'vX.Y', description: 'the release the deployment runs; needed only without backplane.lock' },
       to: { type: 'string', value: 'vX.Y', description: 'the release to upgrade to (default this backplane\'s version)' },

@@ -6,7 +6,7 @@ import { CompositionError, defineApplication, useApplication } from '../../src/a
 import { backplaneModules } from '../../src/app/backplaneModules.ts';
 import { APPLICATION_SET, BACKPLANE_SET, useApplicationMigrations, useModuleMigrations } from '../../src/platform/db/migrationSets.ts';
 import { defineModule } from '../../src/platform/module.ts';
-import { listMigrationFiles, migrateUp, migrationStatus } from '../../src/platform/db/migrations.ts';
+import { MigrationFailed, listMigrationFiles, migrateUp, migrationStatus } from '../../src/platform/db/migrations.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 // An application's migrations/ folder: one older than Backplane's newest (it still runs, in version order), one newer.
@@ -60,6 +60,19 @@ test.serial('an application migration with the version of one of Backplane\'s is
   writeFileSync(join(clash, `${taken}_create_notes.sql`), 'select 1;\n');
   useApplicationMigrations(clash);
   t.throws(() => listMigrationFiles(), { message: new RegExp(`two migrations have version ${taken}`) });
+});
+
+test.serial('a migration PostgreSQL refuses fails as MigrationFailed: its name and PostgreSQL\'s words in one line, nothing after it applied', async (t) => {
+  const broken = mkdtempSync(join(tmpdir(), 'backplane-app-migrations-'));
+  t.teardown(() => rmSync(broken, { recursive: true, force: true }));
+  writeFileSync(join(broken, '20991230000000_divide.sql'), 'select 1/0;\n');
+  writeFileSync(join(broken, '20991231000000_create_after.sql'), 'create table after_the_broken (id bigint primary key);\n');
+  useApplicationMigrations(broken);
+  const db = await createTestDatabase();
+  t.teardown(() => db.drop());
+  const error = await t.throwsAsync(migrateUp(db.pool), { instanceOf: MigrationFailed });
+  t.is(error!.message, 'migration 20991230000000_divide failed: division by zero');
+  t.like(await migrationStatus(db.pool), { pending: 2 });
 });
 
 test.serial('an application without a migrations folder yet has Backplane\'s alone', (t) => {

@@ -128,6 +128,11 @@ test.serial('a start whose migration does not apply exits non-zero and leaves no
     const result = await runCli(args, env, undefined, fixtureCli);
     t.true(result.code !== 0 && result.code !== null, `${args.join(' ')} exited ${result.code}: ${result.stderr}`);
     t.regex(result.stderr, /no_such_table/);
+    if (args[0] === 'migrate') {
+      // One line: the migration and PostgreSQL's words, no stack.
+      t.is(result.code, 1);
+      t.regex(result.stderr.trim(), /^backplane: migration \d{14}_\w+ failed: relation "no_such_table" does not exist$/);
+    }
     t.deepEqual(processesFor(dir), [], `${args.join(' ')} left its database running`);
   }
 });

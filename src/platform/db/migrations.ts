@@ -9,6 +9,35 @@ import { BACKPLANE_SET, migrationFolders } from './migrationSets.ts';
 
 export const migrationsDir = join(packageRoot, 'migrations');
 
+/** A migration that did not apply: its name and PostgreSQL's words in one line, the driver's error as the cause. */
+export class MigrationFailed extends Error {
+  override readonly name = 'MigrationFailed';
+  readonly migration: string;
+  constructor(migration: string, cause: unknown) {
+    super(`migration ${migration} failed: ${deepestMessage(cause)}`, { cause });
+    this.migration = migration;
+  }
+}
+
+/** The message of the innermost cause: what PostgreSQL said, not what wrapped it. */
+function deepestMessage(error: unknown): string {
+  let current = error;
+  while (current instanceof Error && current.cause instanceof Error) {
+    current = current.cause;
+  }
+  return (current instanceof Error ? current.message : String(current)).split('\n')[0]!;
+}
+
+/** The MigrationFailed inside umzug's wrapping, if that is what an error is. */
+function migrationFailure(error: unknown): MigrationFailed | undefined {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if (current instanceof MigrationFailed) {
+      return current;
+    }
+  }
+  return undefined;
+}
+
 const FILE_PATTERN = /^(\d{14})_[a-z0-9_]+\.sql$/;
 /** Held while migrating, so instances or commands starting together cannot both migrate. */
 const MIGRATION_LOCK_KEY = 72_010_531;
@@ -44,7 +73,7 @@ export function listMigrationFiles(dir?: string): MigrationFile[] {
     .sort((a, b) => a.version - b.version);
   const twice = files.find((file, index) => index > 0 && files[index - 1]!.version === file.version);
   if (twice) {
-    throw new Error(`two migrations have version ${twice.version} (${files.filter((file) => file.version === twice.version).map((file) => file.path).join(', ')}): rename the application's to a newer timestamp`);
+    throw new Error(`two migrations have version ${twice.version} (${files.filter((file) => file.version === twice.version).map((file) => file.path).join(', ')}): rename the one no database has applied to a newer timestamp; an applied migration keeps its file and version (ADR 0133)`);
   }
   return files;
 }
@@ -123,12 +152,14 @@ export async function migrateUp(pool: pg.Pool, files = listMigrationFiles(), onl
           try {
             await (transactional ? applyInTransaction : applyWithoutTransaction)(client, sql, record, online);
           } catch (error) {
-            throw new Error(`migration ${file.name} failed`, { cause: error });
+            throw new MigrationFailed(file.name, error);
           }
         },
       })),
     });
-    const applied = await umzug.up();
+    const applied = await umzug.up().catch((error: unknown) => {
+      throw migrationFailure(error) ?? error;
+    });
     return applied.map((migration) => migration.name);
   } finally {
     await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
