@@ -22,7 +22,12 @@ execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 
 // Declarations name their imports as the sources do (.ts); an application resolves the .js beside each .d.ts.
 for (const file of readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.d.ts'))) {
   const path = join(root, 'dist', file);
-  writeFileSync(path, readFileSync(path, 'utf8').replace(/(from\s+'\.{1,2}\/[^']*)\.ts'/g, "$1.js'").replace(/(import\('\.{1,2}\/[^']*)\.ts'\)/g, "$1.js')"));
+  writeFileSync(
+    path,
+    readFileSync(path, 'utf8')
+      .replace(/(from\s+'\.{1,2}\/[^']*)\.ts'/g, "$1.js'")
+      .replace(/(import\('\.{1,2}\/[^']*)\.ts'\)/g, "$1.js')"),
+  );
 }
 // One entry for the surface's report (api/library.api.md): `backplane`, and `backplane/testing` as `testing`.
 writeFileSync(join(root, 'dist', 'library.d.ts'), "export * from './index.js';\nexport * as testing from './testing.js';\n");

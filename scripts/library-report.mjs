@@ -14,10 +14,19 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 function emitDeclarations() {
   const out = mkdtempSync(join(tmpdir(), 'backplane-dts-'));
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--emitDeclarationOnly', '--declaration', '--sourceMap', 'false', '--outDir', out], { cwd: root, stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [tsc, '-p', join(root, 'tsconfig.build.json'), '--emitDeclarationOnly', '--declaration', '--sourceMap', 'false', '--outDir', out],
+    { cwd: root, stdio: 'inherit' },
+  );
   for (const file of readdirSync(out, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.d.ts'))) {
     const path = join(out, file);
-    writeFileSync(path, readFileSync(path, 'utf8').replace(/(from\s+'\.{1,2}\/[^']*)\.ts'/g, "$1.js'").replace(/(import\('\.{1,2}\/[^']*)\.ts'\)/g, "$1.js')"));
+    writeFileSync(
+      path,
+      readFileSync(path, 'utf8')
+        .replace(/(from\s+'\.{1,2}\/[^']*)\.ts'/g, "$1.js'")
+        .replace(/(import\('\.{1,2}\/[^']*)\.ts'\)/g, "$1.js')"),
+    );
   }
   // API Extractor names the package from the package.json beside the entry.
   writeFileSync(join(out, 'package.json'), readFileSync(join(root, 'package.json')));

@@ -19,16 +19,27 @@ const landed = new Set(
     .filter((line) => line && !line.startsWith('#')),
 );
 const folders = process.argv.length > 2 ? process.argv.slice(2).map((folder) => resolve(folder)) : [join(root, 'migrations')];
-const added = folders.flatMap((folder) => readdirSync(folder).filter((name) => name.endsWith('.sql') && !landed.has(name)).map((name) => join(folder, name)));
+const added = folders.flatMap((folder) =>
+  readdirSync(folder)
+    .filter((name) => name.endsWith('.sql') && !landed.has(name))
+    .map((name) => join(folder, name)),
+);
 const outside = added.filter((file) => readFileSync(file, 'utf8').trimStart().toLowerCase().startsWith('-- backplane:no-transaction'));
 const inside = added.filter((file) => !outside.includes(file));
 let failed = false;
-for (const [files, flags] of [[inside, ['--assume-in-transaction']], [outside, []]]) {
+for (const [files, flags] of [
+  [inside, ['--assume-in-transaction']],
+  [outside, []],
+]) {
   if (files.length === 0) {
     continue;
   }
-  const result = spawnSync(join(install('squawk', SQUAWK), 'node_modules', '.bin', 'squawk'), ['--config', join(root, '.squawk.toml'), ...flags, ...files], { stdio: 'inherit' });
+  const result = spawnSync(join(install('squawk', SQUAWK), 'node_modules', '.bin', 'squawk'), ['--config', join(root, '.squawk.toml'), ...flags, ...files], {
+    stdio: 'inherit',
+  });
   failed ||= result.status !== 0;
 }
-console.log(`squawk: ${added.length} migration(s) after the landed baseline${added.length ? `: ${added.map((file) => basename(file)).join(', ')}` : ''}${failed ? ' (FAILED)' : ''}`);
+console.log(
+  `squawk: ${added.length} migration(s) after the landed baseline${added.length ? `: ${added.map((file) => basename(file)).join(', ')}` : ''}${failed ? ' (FAILED)' : ''}`,
+);
 process.exit(failed ? 1 : 0);

@@ -31,7 +31,10 @@ const runbookUrl = (alert) => `${PUBLIC_URL}${RUNBOOK_PATH}/${alert}`;
 
 /** A rules file with each runbook_url (quoted or not) made from its last path segment, the alert's name. */
 function withRunbookUrls(file) {
-  return readFileSync(file, 'utf8').replace(/^(\s+runbook_url: "?)\S*?\/([A-Za-z]+?)(?:\.md)?("?)$/gm, (_line, key, alert, quote) => `${key}${runbookUrl(alert)}${quote}`);
+  return readFileSync(file, 'utf8').replace(
+    /^(\s+runbook_url: "?)\S*?\/([A-Za-z]+?)(?:\.md)?("?)$/gm,
+    (_line, key, alert, quote) => `${key}${runbookUrl(alert)}${quote}`,
+  );
 }
 
 const rulesText = () => withRunbookUrls(RULES_FILE);
@@ -56,72 +59,225 @@ const WHO = '{{pod}}/{{role}} {{worker}}';
 
 // [title, unit, queries, description, the alert whose runbook the panel links to (optional)]
 const ROWS = [
-  ['Golden signals (API traffic, probes excluded)', [
-    ['Requests per second by route', 'reqps', [q('sum by (route) (rate(backplane_http_request_duration_seconds_count{$api}[$__rate_interval]))', '{{route}}')],
-      'API requests answered per second, by route pattern; /livez and /readyz left out.'],
-    // No 5xx series exists until the first 5xx: `or vector(0)` makes the ratio 0, not "No data", while requests are answered.
-    ['Error ratio (5xx)', 'percentunit', [q('(sum(rate(backplane_http_request_duration_seconds_count{$api, status=~"5.."}[$__rate_interval])) or vector(0)) / sum(rate(backplane_http_request_duration_seconds_count{$api}[$__rate_interval]))', '5xx')],
-      'Share of API answers that were 5xx. Above 5% for 10 minutes raises BackplaneHighErrorRate.', 'BackplaneHighErrorRate'],
-    ['Errors by route and status', 'reqps', [q('sum by (route, status) (rate(backplane_http_request_duration_seconds_count{$api, status=~"[45].."}[$__rate_interval]))', '{{status}} {{route}}')],
-      '4xx and 5xx answers per second, by route pattern and status.'],
-    ['Latency', 's', [
-      q('histogram_quantile(0.5, sum by (le) (rate(backplane_http_request_duration_seconds_bucket{$api}[$__rate_interval])))', 'p50'),
-      q('histogram_quantile(0.95, sum by (le) (rate(backplane_http_request_duration_seconds_bucket{$api}[$__rate_interval])))', 'p95'),
-      q('histogram_quantile(0.99, sum by (le) (rate(backplane_http_request_duration_seconds_bucket{$api}[$__rate_interval])))', 'p99'),
-    ], 'API answer time quantiles across the selected pods, probes left out.', 'BackplaneSlowOpsSystem'],
-    ['Saturation: CPU per process', 'percentunit', [q('rate(process_cpu_seconds_total{$sel}[$__rate_interval])', WHO)],
-      'CPU seconds per second of each instance and of each pod\'s primary; 1 is one core.'],
-    ['Saturation: task queue per instance', 'short', [q('sum by (pod, worker) (backplane_task_queue_depth{$sel})', '{{pod}}/{{worker}}')],
-      'Worker-thread tasks waiting for a free thread on each instance.'],
-  ]],
-  ['Runtime (instances and each pod\'s primary)', [
-    ['Heap used', 'bytes', [q('nodejs_heap_size_used_bytes{$sel}', WHO)], 'V8 heap in use, per instance and per primary.'],
-    ['Resident memory', 'bytes', [q('process_resident_memory_bytes{$sel}', WHO)], 'Resident set size, per instance and per primary; the pod\'s limit covers their sum.'],
-    ['GC time per second', 'percentunit', [q('sum by (pod, role, worker) (rate(nodejs_gc_duration_seconds_sum{$sel}[$__rate_interval]))', WHO)],
-      'Share of time spent in garbage collection.'],
-    ['Last GC pause', 's', [q('backplane_runtime_last_gc_pause_seconds{$sel}', '{{pod}}/{{worker}}')], 'Duration of each instance\'s latest garbage collection.'],
-    ['Event-loop delay p99', 's', [q('nodejs_eventloop_lag_p99_seconds{$sel}', WHO)],
-      'p99 event-loop delay. Instances above 100 ms for 10 minutes raise BackplaneEventLoopLag; a primary for 5 minutes, BackplanePrimaryEventLoopLag.', 'BackplaneEventLoopLag'],
-    ['Instance uptime and restarts', 's', [
-      q('time() - process_start_time_seconds{$sel}', 'uptime ' + WHO),
-      q('sum by (pod, reason) (increase(backplane_instance_restarts_total{$sel}[$__rate_interval]))', 'restarts {{pod}} {{reason}}'),
-    ], 'How long each process has run, and the instances each primary forked again, by reason.', 'BackplaneInstanceRestarted'],
-  ]],
-  ['Database pool', [
-    ['Connections by state', 'short', [
-      q('sum by (state) (backplane_db_pool_connections{$sel})', '{{state}}'),
-      q('sum(backplane_db_pool_max_connections{$sel})', 'max'),
-    ], 'Pool connections of the selected instances, idle, in use and waiting checkouts, against their limit.', 'BackplanePoolExhausted'],
-    ['In use per instance', 'percentunit', [q('sum by (pod, worker) (backplane_db_pool_connections{$sel, state="in_use"}) / sum by (pod, worker) (backplane_db_pool_max_connections{$sel})', '{{pod}}/{{worker}}')],
-      'Share of each instance\'s pool in use.'],
-    ['Checkouts given up', 'short', [q('sum by (pod, worker) (increase(backplane_db_pool_canceled_acquires_total{$sel}[$__rate_interval]))', '{{pod}}/{{worker}}')],
-      'Connection checkouts that timed out or failed: the database is slow, down or out of connections.', 'BackplaneAcquiresCanceled'],
-  ]],
-  ['Rate limits', [
-    ['Decisions by limiter and source', 'reqps', [q('sum by (limiter, source, allowed) (rate(backplane_ratelimit_decisions_total{$sel}[$__rate_interval]))', '{{limiter}} {{source}} allowed={{allowed}}')],
-      'Rate-limit decisions per second: made in the database, refused from memory, or by the fallback.'],
-    ['Fallbacks (deciding alone)', 'reqps', [q('sum by (pod, worker, limiter, reason) (rate(backplane_ratelimit_fallbacks_total{$sel}[$__rate_interval]))', '{{pod}}/{{worker}} {{limiter}} {{reason}}')],
-      'Decisions an instance made alone, with its share of each limit, because the database failed or was too slow.', 'BackplaneRateLimitDecidingAlone'],
-  ]],
-  ['Jobs and maintenance', [
-    ['Job attempts by outcome', 'short', [q('sum by (job_name, outcome) (increase(backplane_job_attempts_total{$sel}[$__rate_interval]))', '{{job_name}} {{outcome}}')],
-      'Job attempts ended, by job and outcome.'],
-    ['Job attempt duration p95', 's', [q('histogram_quantile(0.95, sum by (job_name, le) (rate(backplane_job_attempt_duration_seconds_bucket{$sel}[$__rate_interval])))', '{{job_name}}')],
-      'p95 duration of job attempts, by job.'],
-    ['Time since last success', 's', [q('time() - max by (job_name) (backplane_job_last_success_timestamp_seconds{$sel})', '{{job_name}}')],
-      'Since each job last succeeded, cluster-wide. Retention over 30 hours raises BackplaneRetentionMissed.', 'BackplaneRetentionMissed'],
-    ['Last failure after last success', 'short', [q('max by (job_name) (backplane_job_last_failure_timestamp_seconds{$sel}) > bool max by (job_name) (backplane_job_last_success_timestamp_seconds{$sel})', '{{job_name}}')],
-      '1 when a job\'s latest finished run failed.', 'BackplaneJobFailing'],
-    ['Token revocations', 'short', [
-      q('max(backplane_token_revocation_queue_depth{$sel})', 'queued'),
-      q('sum by (outcome) (increase(backplane_token_revocations_total{$sel}[$__rate_interval]))', '{{outcome}}'),
-    ], 'Providers\' tokens waiting for revocation, and revocation attempts by outcome.', 'BackplaneTokenRevocationsWaiting'],
-    ['Maintenance mode', 'short', [q('max(backplane_maintenance_enabled{$sel})', 'on')],
-      '1 while maintenance mode is on: the API answers 503 maintenance.', 'BackplaneMaintenanceLeftOn'],
-  ]],
+  [
+    'Golden signals (API traffic, probes excluded)',
+    [
+      [
+        'Requests per second by route',
+        'reqps',
+        [q('sum by (route) (rate(backplane_http_request_duration_seconds_count{$api}[$__rate_interval]))', '{{route}}')],
+        'API requests answered per second, by route pattern; /livez and /readyz left out.',
+      ],
+      // No 5xx series exists until the first 5xx: `or vector(0)` makes the ratio 0, not "No data", while requests are answered.
+      [
+        'Error ratio (5xx)',
+        'percentunit',
+        [
+          q(
+            '(sum(rate(backplane_http_request_duration_seconds_count{$api, status=~"5.."}[$__rate_interval])) or vector(0)) / sum(rate(backplane_http_request_duration_seconds_count{$api}[$__rate_interval]))',
+            '5xx',
+          ),
+        ],
+        'Share of API answers that were 5xx. Above 5% for 10 minutes raises BackplaneHighErrorRate.',
+        'BackplaneHighErrorRate',
+      ],
+      [
+        'Errors by route and status',
+        'reqps',
+        [q('sum by (route, status) (rate(backplane_http_request_duration_seconds_count{$api, status=~"[45].."}[$__rate_interval]))', '{{status}} {{route}}')],
+        '4xx and 5xx answers per second, by route pattern and status.',
+      ],
+      [
+        'Latency',
+        's',
+        [
+          q('histogram_quantile(0.5, sum by (le) (rate(backplane_http_request_duration_seconds_bucket{$api}[$__rate_interval])))', 'p50'),
+          q('histogram_quantile(0.95, sum by (le) (rate(backplane_http_request_duration_seconds_bucket{$api}[$__rate_interval])))', 'p95'),
+          q('histogram_quantile(0.99, sum by (le) (rate(backplane_http_request_duration_seconds_bucket{$api}[$__rate_interval])))', 'p99'),
+        ],
+        'API answer time quantiles across the selected pods, probes left out.',
+        'BackplaneSlowOpsSystem',
+      ],
+      [
+        'Saturation: CPU per process',
+        'percentunit',
+        [q('rate(process_cpu_seconds_total{$sel}[$__rate_interval])', WHO)],
+        "CPU seconds per second of each instance and of each pod's primary; 1 is one core.",
+      ],
+      [
+        'Saturation: task queue per instance',
+        'short',
+        [q('sum by (pod, worker) (backplane_task_queue_depth{$sel})', '{{pod}}/{{worker}}')],
+        'Worker-thread tasks waiting for a free thread on each instance.',
+      ],
+    ],
+  ],
+  [
+    "Runtime (instances and each pod's primary)",
+    [
+      ['Heap used', 'bytes', [q('nodejs_heap_size_used_bytes{$sel}', WHO)], 'V8 heap in use, per instance and per primary.'],
+      [
+        'Resident memory',
+        'bytes',
+        [q('process_resident_memory_bytes{$sel}', WHO)],
+        "Resident set size, per instance and per primary; the pod's limit covers their sum.",
+      ],
+      [
+        'GC time per second',
+        'percentunit',
+        [q('sum by (pod, role, worker) (rate(nodejs_gc_duration_seconds_sum{$sel}[$__rate_interval]))', WHO)],
+        'Share of time spent in garbage collection.',
+      ],
+      [
+        'Last GC pause',
+        's',
+        [q('backplane_runtime_last_gc_pause_seconds{$sel}', '{{pod}}/{{worker}}')],
+        "Duration of each instance's latest garbage collection.",
+      ],
+      [
+        'Event-loop delay p99',
+        's',
+        [q('nodejs_eventloop_lag_p99_seconds{$sel}', WHO)],
+        'p99 event-loop delay. Instances above 100 ms for 10 minutes raise BackplaneEventLoopLag; a primary for 5 minutes, BackplanePrimaryEventLoopLag.',
+        'BackplaneEventLoopLag',
+      ],
+      [
+        'Instance uptime and restarts',
+        's',
+        [
+          q('time() - process_start_time_seconds{$sel}', 'uptime ' + WHO),
+          q('sum by (pod, reason) (increase(backplane_instance_restarts_total{$sel}[$__rate_interval]))', 'restarts {{pod}} {{reason}}'),
+        ],
+        'How long each process has run, and the instances each primary forked again, by reason.',
+        'BackplaneInstanceRestarted',
+      ],
+    ],
+  ],
+  [
+    'Database pool',
+    [
+      [
+        'Connections by state',
+        'short',
+        [q('sum by (state) (backplane_db_pool_connections{$sel})', '{{state}}'), q('sum(backplane_db_pool_max_connections{$sel})', 'max')],
+        'Pool connections of the selected instances, idle, in use and waiting checkouts, against their limit.',
+        'BackplanePoolExhausted',
+      ],
+      [
+        'In use per instance',
+        'percentunit',
+        [
+          q(
+            'sum by (pod, worker) (backplane_db_pool_connections{$sel, state="in_use"}) / sum by (pod, worker) (backplane_db_pool_max_connections{$sel})',
+            '{{pod}}/{{worker}}',
+          ),
+        ],
+        "Share of each instance's pool in use.",
+      ],
+      [
+        'Checkouts given up',
+        'short',
+        [q('sum by (pod, worker) (increase(backplane_db_pool_canceled_acquires_total{$sel}[$__rate_interval]))', '{{pod}}/{{worker}}')],
+        'Connection checkouts that timed out or failed: the database is slow, down or out of connections.',
+        'BackplaneAcquiresCanceled',
+      ],
+    ],
+  ],
+  [
+    'Rate limits',
+    [
+      [
+        'Decisions by limiter and source',
+        'reqps',
+        [
+          q(
+            'sum by (limiter, source, allowed) (rate(backplane_ratelimit_decisions_total{$sel}[$__rate_interval]))',
+            '{{limiter}} {{source}} allowed={{allowed}}',
+          ),
+        ],
+        'Rate-limit decisions per second: made in the database, refused from memory, or by the fallback.',
+      ],
+      [
+        'Fallbacks (deciding alone)',
+        'reqps',
+        [
+          q(
+            'sum by (pod, worker, limiter, reason) (rate(backplane_ratelimit_fallbacks_total{$sel}[$__rate_interval]))',
+            '{{pod}}/{{worker}} {{limiter}} {{reason}}',
+          ),
+        ],
+        'Decisions an instance made alone, with its share of each limit, because the database failed or was too slow.',
+        'BackplaneRateLimitDecidingAlone',
+      ],
+    ],
+  ],
+  [
+    'Jobs and maintenance',
+    [
+      [
+        'Job attempts by outcome',
+        'short',
+        [q('sum by (job_name, outcome) (increase(backplane_job_attempts_total{$sel}[$__rate_interval]))', '{{job_name}} {{outcome}}')],
+        'Job attempts ended, by job and outcome.',
+      ],
+      [
+        'Job attempt duration p95',
+        's',
+        [q('histogram_quantile(0.95, sum by (job_name, le) (rate(backplane_job_attempt_duration_seconds_bucket{$sel}[$__rate_interval])))', '{{job_name}}')],
+        'p95 duration of job attempts, by job.',
+      ],
+      [
+        'Time since last success',
+        's',
+        [q('time() - max by (job_name) (backplane_job_last_success_timestamp_seconds{$sel})', '{{job_name}}')],
+        'Since each job last succeeded, cluster-wide. Retention over 30 hours raises BackplaneRetentionMissed.',
+        'BackplaneRetentionMissed',
+      ],
+      [
+        'Last failure after last success',
+        'short',
+        [
+          q(
+            'max by (job_name) (backplane_job_last_failure_timestamp_seconds{$sel}) > bool max by (job_name) (backplane_job_last_success_timestamp_seconds{$sel})',
+            '{{job_name}}',
+          ),
+        ],
+        "1 when a job's latest finished run failed.",
+        'BackplaneJobFailing',
+      ],
+      [
+        'Token revocations',
+        'short',
+        [
+          q('max(backplane_token_revocation_queue_depth{$sel})', 'queued'),
+          q('sum by (outcome) (increase(backplane_token_revocations_total{$sel}[$__rate_interval]))', '{{outcome}}'),
+        ],
+        "Providers' tokens waiting for revocation, and revocation attempts by outcome.",
+        'BackplaneTokenRevocationsWaiting',
+      ],
+      [
+        'Maintenance mode',
+        'short',
+        [q('max(backplane_maintenance_enabled{$sel})', 'on')],
+        '1 while maintenance mode is on: the API answers 503 maintenance.',
+        'BackplaneMaintenanceLeftOn',
+      ],
+    ],
+  ],
 ];
 
-const link = (title, url, tooltip) => ({ title, url, tooltip, type: 'link', icon: 'doc', tags: [], asDropdown: false, includeVars: false, keepTime: false, targetBlank: true });
+const link = (title, url, tooltip) => ({
+  title,
+  url,
+  tooltip,
+  type: 'link',
+  icon: 'doc',
+  tags: [],
+  asDropdown: false,
+  includeVars: false,
+  keepTime: false,
+  targetBlank: true,
+});
 
 function dashboardText() {
   const panels = [];
@@ -165,12 +321,17 @@ function dashboardText() {
     refresh: '30s',
     links: [
       link('Runbooks', `${'${backplane_url}'}${RUNBOOK_PATH}`, 'What each Backplane alert means, how to check, what to do'),
-      link('Console', '${backplane_url}/console', 'Backplane\'s operations console'),
+      link('Console', '${backplane_url}/console', "Backplane's operations console"),
     ],
     templating: {
       list: [
         { name: 'datasource', type: 'datasource', query: 'prometheus', current: { text: 'default', value: 'default' } },
-        { ...variable('job', 'label_values(backplane_instance_info, job)'), includeAll: false, multi: false, current: { text: 'backplane', value: 'backplane' } },
+        {
+          ...variable('job', 'label_values(backplane_instance_info, job)'),
+          includeAll: false,
+          multi: false,
+          current: { text: 'backplane', value: 'backplane' },
+        },
         variable('namespace', 'label_values(backplane_instance_info{job=~"$job"}, namespace)'),
         variable('pod', 'label_values(backplane_instance_info{job=~"$job", namespace=~"$namespace"}, pod)'),
         // Hidden: the instances' APP_PUBLIC_URL, where the links lead; its only copy in the dashboard (public-url.yaml).
@@ -197,12 +358,19 @@ function publicUrlText(dashboard) {
     {
       source: { kind: 'ConfigMap', name: 'backplane-config', fieldPath: 'data.APP_PUBLIC_URL' },
       targets: [
-        { select: { kind: 'PrometheusRule', name: 'backplane' }, fieldPaths: ['spec.groups.*.rules.*.annotations.runbook_url'], options: { delimiter: `${RUNBOOK_PATH}/`, index: 0 } },
+        {
+          select: { kind: 'PrometheusRule', name: 'backplane' },
+          fieldPaths: ['spec.groups.*.rules.*.annotations.runbook_url'],
+          options: { delimiter: `${RUNBOOK_PATH}/`, index: 0 },
+        },
         { select: { kind: 'ConfigMap', name: 'backplane-grafana-dashboard' }, fieldPaths: ['data.backplane\\.json'], options: { delimiter: '"', index } },
       ],
     },
   ];
-  return '# Generated by scripts/monitoring.mjs: the overlay\'s APP_PUBLIC_URL (no trailing slash) in the runbook links.\n' + stringify(replacements, { lineWidth: 0 });
+  return (
+    "# Generated by scripts/monitoring.mjs: the overlay's APP_PUBLIC_URL (no trailing slash) in the runbook links.\n" +
+    stringify(replacements, { lineWidth: 0 })
+  );
 }
 
 const escapeHtml = (text) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
@@ -229,9 +397,21 @@ ${body}
 
 /** The served pages by file name: one per runbook, and the index listing each with its alert's summary. */
 function runbookPages() {
-  const summaries = new Map(parse(rulesText()).groups.flatMap((group) => group.rules).map((rule) => [rule.alert, rule.annotations.summary]));
-  const alerts = readdirSync(RUNBOOKS).filter((name) => /^[A-Za-z]+\.md$/.test(name)).map((name) => name.slice(0, -3)).sort();
-  const pages = new Map(alerts.map((alert) => [`${alert}.html`, runbookPage(alert, `<pre class="example">${escapeHtml(readFileSync(join(RUNBOOKS, `${alert}.md`), 'utf8'))}</pre>`)]));
+  const summaries = new Map(
+    parse(rulesText())
+      .groups.flatMap((group) => group.rules)
+      .map((rule) => [rule.alert, rule.annotations.summary]),
+  );
+  const alerts = readdirSync(RUNBOOKS)
+    .filter((name) => /^[A-Za-z]+\.md$/.test(name))
+    .map((name) => name.slice(0, -3))
+    .sort();
+  const pages = new Map(
+    alerts.map((alert) => [
+      `${alert}.html`,
+      runbookPage(alert, `<pre class="example">${escapeHtml(readFileSync(join(RUNBOOKS, `${alert}.md`), 'utf8'))}</pre>`),
+    ]),
+  );
   const items = alerts.map((alert) => `<li><a href="${RUNBOOK_PATH}/${alert}">${alert}</a>: ${escapeHtml(summaries.get(alert) ?? '')}</li>`);
   pages.set('index.html', runbookPage('Every alert', `<h1>What each alert means, how to check, what to do</h1>\n<ul>\n${items.join('\n')}\n</ul>`));
   return pages;
@@ -249,7 +429,11 @@ const outputs = [
   ...[...runbookPages()].map(([name, text]) => [join(RUNBOOK_PAGES, name), text]),
 ];
 // A page whose runbook is gone would still be served.
-const leftOver = existsSync(RUNBOOK_PAGES) ? readdirSync(RUNBOOK_PAGES).map((name) => join(RUNBOOK_PAGES, name)).filter((file) => !outputs.some(([output]) => output === file)) : [];
+const leftOver = existsSync(RUNBOOK_PAGES)
+  ? readdirSync(RUNBOOK_PAGES)
+      .map((name) => join(RUNBOOK_PAGES, name))
+      .filter((file) => !outputs.some(([output]) => output === file))
+  : [];
 if (process.argv.includes('--check')) {
   const stale = [...outputs.filter(([file, text]) => !existsSync(file) || readFileSync(file, 'utf8') !== text).map(([file]) => file), ...leftOver];
   if (stale.length > 0) {

@@ -37,13 +37,29 @@ const NOT_ON_NODE_LTS = [
 ];
 
 const steps = [
-  ['pg13', () => run(process.execPath, ['--import', 'tsx', 'test/support/oldServer.ts'], { env: { ...process.env, BACKPLANE_TEST_POSTGRES_PREFIX: postgresPrefix(OLDER) } })],
+  [
+    'pg13',
+    () =>
+      run(process.execPath, ['--import', 'tsx', 'test/support/oldServer.ts'], {
+        env: { ...process.env, BACKPLANE_TEST_POSTGRES_PREFIX: postgresPrefix(OLDER) },
+      }),
+  ],
   ...Object.entries(POSTGRES).map(([major, version]) => [
     `pg${major}`,
     () =>
-      run(process.execPath, ['--import', 'tsx', 'test/support/run.ts', ...(MIDDLE_MAJORS.has(major) ? MIDDLE_TESTS : SQL_TESTS), ...(ENDS_OF_RANGE.has(major) ? PROCESS_TESTS : [])], {
-        env: { ...process.env, BACKPLANE_TEST_POSTGRES_PREFIX: postgresPrefix(version) },
-      }),
+      run(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'test/support/run.ts',
+          ...(MIDDLE_MAJORS.has(major) ? MIDDLE_TESTS : SQL_TESTS),
+          ...(ENDS_OF_RANGE.has(major) ? PROCESS_TESTS : []),
+        ],
+        {
+          env: { ...process.env, BACKPLANE_TEST_POSTGRES_PREFIX: postgresPrefix(version) },
+        },
+      ),
   ]),
   // Run once, in the main suite: what tests npm's, git's, the compiler's, the database's or
   // Prometheus's work rather than Node's: the application test (pack, install, npm test, start),

@@ -69,5 +69,21 @@ console.table(table);
 console.log(summary);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 const file = join(root, 'bench', 'results', `audit-stats-${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
-writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine: { cpus: availableParallelism(), node: process.version }, postgres: postgres.major, events, days, rounds, table, summary }, null, 2) + '\n');
+writeFileSync(
+  file,
+  JSON.stringify(
+    {
+      when: new Date().toISOString(),
+      machine: { cpus: availableParallelism(), node: process.version },
+      postgres: postgres.major,
+      events,
+      days,
+      rounds,
+      table,
+      summary,
+    },
+    null,
+    2,
+  ) + '\n',
+);
 console.log(`written: ${file}`);

@@ -50,11 +50,16 @@ interface Row {
 
 const rows: Row[] = [];
 const check = (benchmark: string, goal: string, value: number | null | undefined, met: (value: number) => boolean, unit = 'x', note = '') =>
-  rows.push(value === null || value === undefined || Number.isNaN(value)
-    ? { benchmark, goal, figure: '-', verdict: 'not run' }
-    : { benchmark, goal, figure: `${value}${unit}${note}`, verdict: met(value) ? 'met' : 'missed' });
+  rows.push(
+    value === null || value === undefined || Number.isNaN(value)
+      ? { benchmark, goal, figure: '-', verdict: 'not run' }
+      : { benchmark, goal, figure: `${value}${unit}${note}`, verdict: met(value) ? 'met' : 'missed' },
+  );
 
-const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
 const loadBefore = load();
 // What one process waking another costs here: the unit every figure below is paid in (wakeups.ts).
 const wakeups = await measureWakeups().catch((error: unknown) => {
@@ -66,7 +71,8 @@ const wakeups = await measureWakeups().catch((error: unknown) => {
 const system = runBench('system', /^system-/, { BENCH_SECONDS: '4', BENCH_PROCESSES: '3' });
 const systemSummary = system?.data.summary as { readyz_to_bare?: number; ops_system_p99_ms_at_50?: number } | undefined;
 // Each service process against the bare processes' mean: the spread a reader weighs the verdict by.
-const perProcess = (name: string) => (system?.data.runs as Array<{ name: string; requestsPerSecond: number; perProcess?: number[] }> | undefined)?.find((run) => run.name === name);
+const perProcess = (name: string) =>
+  (system?.data.runs as Array<{ name: string; requestsPerSecond: number; perProcess?: number[] }> | undefined)?.find((run) => run.name === name);
 const bareRun = perProcess('bare koa route (2 workers)');
 const readyzRatios = (perProcess('GET /readyz (2 instances)')?.perProcess ?? []).map((rate) => rate / (bareRun?.requestsPerSecond ?? NaN));
 const spread = readyzRatios.length > 1 ? ` (${Math.min(...readyzRatios).toFixed(2)}-${Math.max(...readyzRatios).toFixed(2)} by process)` : '';
@@ -82,7 +88,10 @@ const outageLimits = outages?.data.summary as Record<string, number | null> | un
 check('ratelimit', '(a) flood >= 0.9x bare Koa', limits?.flood_vs_bare, (value) => value >= 0.9);
 check('ratelimit', '(a) flood >= 5x RateLimiterPostgres', limits?.flood_vs_baseline, (value) => value >= 5);
 check('ratelimit', '(b) 10,000 clients >= 2.5x RateLimiterPostgres (then 3x)', limits?.many_clients_vs_baseline, (value) => value >= 2.5);
-const overAdmissions = limits?.over_admissions === undefined || outageLimits?.over_admissions === undefined ? undefined : (limits.over_admissions ?? 0) + (outageLimits.over_admissions ?? 0);
+const overAdmissions =
+  limits?.over_admissions === undefined || outageLimits?.over_admissions === undefined
+    ? undefined
+    : (limits.over_admissions ?? 0) + (outageLimits.over_admissions ?? 0);
 check('ratelimit', 'over-admissions 0 in (a)-(d)', overAdmissions, (value) => value === 0, '');
 // Server CPU per decision in (b): the service against its own limiter on bare Koa (the platform's cost).
 const cpuOf = (server: string) =>
@@ -107,7 +116,8 @@ const scale = runBench('ratelimit', /^ratelimit-scale-/, {
   BENCH_PER_INSTANCE: '0',
   BENCH_POD_SPLITS: '',
 });
-const scaled = scale?.data.summary as { database_cpu_last_vs_first?: number; baseline_vs_backplane_database_cpu?: Record<string, number>; over_admissions?: number } | undefined;
+const scaled = scale?.data.summary as
+  { database_cpu_last_vs_first?: number; baseline_vs_backplane_database_cpu?: Record<string, number>; over_admissions?: number } | undefined;
 check('scale', 'database CPU per decision, 16 vs 2 instances <= 1.5x', scaled?.database_cpu_last_vs_first, (value) => value <= 1.5);
 const fewest = scaled?.baseline_vs_backplane_database_cpu ? Math.min(...Object.values(scaled.baseline_vs_backplane_database_cpu)) : undefined;
 check('scale', 'RateLimiterPostgres / service database CPU >= 5x at 2 and 16', fewest, (value) => value >= 5);

@@ -143,7 +143,18 @@ function summarise(runs: ScenarioResult[]) {
 
 function printTable(rows: ReturnType<typeof summarise>): void {
   const header = ['server', 'scenario', 'decisions/s', 'p99 ms', 'admitted', 'refused', 'over-admitted', 'errors', 'cpu ms/1k server', 'db'];
-  const cells = rows.map((r) => [r.server, r.scenario, String(r.decisionsPerSecond), String(r.p99Ms), String(r.admitted), String(r.refused), r.overAdmissions === null ? '-' : String(r.overAdmissions), String(r.errors), String(r.serverCpuMsPer1000), String(r.databaseCpuMsPer1000)]);
+  const cells = rows.map((r) => [
+    r.server,
+    r.scenario,
+    String(r.decisionsPerSecond),
+    String(r.p99Ms),
+    String(r.admitted),
+    String(r.refused),
+    r.overAdmissions === null ? '-' : String(r.overAdmissions),
+    String(r.errors),
+    String(r.serverCpuMsPer1000),
+    String(r.databaseCpuMsPer1000),
+  ]);
   const widths = header.map((cell, column) => Math.max(cell.length, ...cells.map((row) => row[column]!.length)));
   const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ');
   console.log(line(header));
@@ -165,14 +176,23 @@ try {
   // Access logs off: the baseline and the bare route log nothing either.
   const service = await startService({ DATABASE_URL: database.url, APP_INSTANCES: String(instances), LOG_LEVEL: 'warn', ...proxy });
   started.push(service);
-  const targets: Target[] = [{ name: 'koa + RateLimiterPostgres', index: 2, server: baseline, limited: true }, { name: 'backplane', index: 1, server: service, limited: true }];
+  const targets: Target[] = [
+    { name: 'koa + RateLimiterPostgres', index: 2, server: baseline, limited: true },
+    { name: 'backplane', index: 1, server: service, limited: true },
+  ];
   if (throughputScenarios) {
     const bare = await startScriptServer('bareServer.ts', { BENCH_WORKERS: String(instances) });
     // The baseline as the issue measured it for reference: one process.
     const baselineAlone = await startScriptServer('baselineServer.ts', { BENCH_WORKERS: '1', DATABASE_URL: database.url, ...proxy });
     const limiterAlone = await startScriptServer('limiterServer.ts', { BENCH_WORKERS: String(instances), DATABASE_URL: database.url, ...proxy });
     // The service as it decided before its primary batched for the pod (APP_RATELIMIT_BATCHING=instance).
-    const perInstance = await startService({ DATABASE_URL: database.url, APP_INSTANCES: String(instances), LOG_LEVEL: 'warn', APP_RATELIMIT_BATCHING: 'instance', ...proxy });
+    const perInstance = await startService({
+      DATABASE_URL: database.url,
+      APP_INSTANCES: String(instances),
+      LOG_LEVEL: 'warn',
+      APP_RATELIMIT_BATCHING: 'instance',
+      ...proxy,
+    });
     started.push(perInstance);
     // In the order of earlier runs' tables.
     targets.unshift({ name: 'bare koa, no limiter', index: 3, server: bare, limited: false });
@@ -220,7 +240,8 @@ try {
 const table = summarise(runs);
 printTable(table);
 const find = (server: string, scenario: string) => table.find((r) => r.server === server && r.scenario.startsWith(scenario));
-const ratio = (a?: { decisionsPerSecond: number }, b?: { decisionsPerSecond: number }) => (a && b ? Number((a.decisionsPerSecond / b.decisionsPerSecond).toFixed(2)) : null);
+const ratio = (a?: { decisionsPerSecond: number }, b?: { decisionsPerSecond: number }) =>
+  a && b ? Number((a.decisionsPerSecond / b.decisionsPerSecond).toFixed(2)) : null;
 const summary = {
   flood_vs_baseline: ratio(find('backplane', '(a)'), find('koa + RateLimiterPostgres', '(a)')),
   flood_vs_bare: ratio(find('backplane', '(a)'), find('bare koa, no limiter', '(a)')),
@@ -241,7 +262,32 @@ for (const result of runs.filter((r) => r.decisions)) {
   console.log(`backplane ${result.scenario}: decisions by source`, result.decisions);
 }
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-const file = join(root, 'bench', 'results', `ratelimit-${postgres.major === '18' ? '' : `pg${postgres.major}-`}${durable ? '' : 'fsync-off-'}${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
+const file = join(
+  root,
+  'bench',
+  'results',
+  `ratelimit-${postgres.major === '18' ? '' : `pg${postgres.major}-`}${durable ? '' : 'fsync-off-'}${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`,
+);
 const machine = { cpus: availableParallelism(), node: process.version };
-writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, postgres: postgres.major, database: durable ? 'durable' : 'fsync off', seconds, rounds, connections, instances, limit, table, summary, runs }, null, 2) + '\n');
+writeFileSync(
+  file,
+  JSON.stringify(
+    {
+      when: new Date().toISOString(),
+      machine,
+      postgres: postgres.major,
+      database: durable ? 'durable' : 'fsync off',
+      seconds,
+      rounds,
+      connections,
+      instances,
+      limit,
+      table,
+      summary,
+      runs,
+    },
+    null,
+    2,
+  ) + '\n',
+);
 console.log(`written: ${file}`);

@@ -81,7 +81,9 @@ const largest = Math.max(...counts);
 const layouts: Layout[] = counts.flatMap((count) => [
   { server: 'backplane', instances: count, pods: 1 },
   ...(count === largest
-    ? podSplits.filter((pods) => pods > 1 && count % pods === 0).map((pods) => ({ server: `backplane, ${pods} pods x ${count / pods}`, instances: count, pods }))
+    ? podSplits
+        .filter((pods) => pods > 1 && count % pods === 0)
+        .map((pods) => ({ server: `backplane, ${pods} pods x ${count / pods}`, instances: count, pods }))
     : []),
   ...(perInstance ? [{ server: 'backplane, batched per instance', instances: count, pods: 1, env: { APP_RATELIMIT_BATCHING: 'instance' } }] : []),
   { server: 'koa + RateLimiterPostgres', instances: count, pods: 1, baseline: true },
@@ -90,14 +92,25 @@ const layouts: Layout[] = counts.flatMap((count) => [
 /** The layout's servers as one: pods behind a load balancer, here autocannon spreading over their ports. */
 async function startLayout(layout: Layout, databaseUrl: string): Promise<Server & { urls: string[]; pids: number[]; metricsUrls: string[] }> {
   if (layout.baseline) {
-    const server = await startScript(join(root, 'bench', 'ratelimit', 'baselineServer.ts'), { BENCH_WORKERS: String(layout.instances), DATABASE_URL: databaseUrl, ...proxy });
+    const server = await startScript(join(root, 'bench', 'ratelimit', 'baselineServer.ts'), {
+      BENCH_WORKERS: String(layout.instances),
+      DATABASE_URL: databaseUrl,
+      ...proxy,
+    });
     return { ...server, urls: [server.url], pids: [server.pid], metricsUrls: [] };
   }
   const pods: Server[] = [];
   try {
     for (let pod = 0; pod < layout.pods; pod += 1) {
       pods.push(
-        await startService({ DATABASE_URL: databaseUrl, APP_INSTANCES: String(layout.instances / layout.pods), APP_JOB_WORKERS: '0', LOG_LEVEL: 'warn', ...proxy, ...layout.env }),
+        await startService({
+          DATABASE_URL: databaseUrl,
+          APP_INSTANCES: String(layout.instances / layout.pods),
+          APP_JOB_WORKERS: '0',
+          LOG_LEVEL: 'warn',
+          ...proxy,
+          ...layout.env,
+        }),
       );
     }
   } catch (error) {
@@ -166,7 +179,9 @@ try {
         result.decisions = Object.fromEntries(Object.entries(after).map(([key, value]) => [key, value - (before[key] ?? 0)]));
       }
       runs.push({ ...result, round, instances: layout.instances, pods: layout.pods, databaseIdleMsPerSecond });
-      console.log(`${layout.server}, ${layout.instances} instances: ${result.decisionsPerSecond}/s, database ${result.cpuMsPer1000.database} us CPU per decision, over-admitted ${result.overAdmissions}`);
+      console.log(
+        `${layout.server}, ${layout.instances} instances: ${result.decisionsPerSecond}/s, database ${result.cpuMsPer1000.database} us CPU per decision, over-admitted ${result.overAdmissions}`,
+      );
     } finally {
       await server.stop();
     }
@@ -221,8 +236,34 @@ const table: Row[] = layouts.map((layout) => {
     errors: sum((r) => r.errors),
   };
 });
-const header = ['server', 'instances', 'pods', 'decisions/s', 'p99 ms', 'db us/decision', 'net of idle', 'db idle us/instance/s', 'server us/decision', 'keys/statement', 'over-admitted', 'errors'];
-const cells = table.map((r) => [r.server, String(r.instances), String(r.pods), String(r.decisionsPerSecond), String(r.p99Ms), String(r.databaseCpuUsPerDecision), String(r.databaseCpuUsPerDecisionNet), String(r.databaseIdleUsPerInstanceSecond), String(r.serverCpuUsPerDecision), String(r.keysPerStatement ?? '-'), String(r.overAdmissions), String(r.errors)]);
+const header = [
+  'server',
+  'instances',
+  'pods',
+  'decisions/s',
+  'p99 ms',
+  'db us/decision',
+  'net of idle',
+  'db idle us/instance/s',
+  'server us/decision',
+  'keys/statement',
+  'over-admitted',
+  'errors',
+];
+const cells = table.map((r) => [
+  r.server,
+  String(r.instances),
+  String(r.pods),
+  String(r.decisionsPerSecond),
+  String(r.p99Ms),
+  String(r.databaseCpuUsPerDecision),
+  String(r.databaseCpuUsPerDecisionNet),
+  String(r.databaseIdleUsPerInstanceSecond),
+  String(r.serverCpuUsPerDecision),
+  String(r.keysPerStatement ?? '-'),
+  String(r.overAdmissions),
+  String(r.errors),
+]);
 const widths = header.map((cell, column) => Math.max(cell.length, ...cells.map((row) => row[column]!.length)));
 for (const row of [header, ...cells]) {
   console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
@@ -237,13 +278,18 @@ const lastVsFirst = (net: boolean, server = 'backplane') => {
   return first && last ? Number((last / first).toFixed(2)) : null;
 };
 const baselineVsBackplane = (net: boolean) =>
-  Object.fromEntries(counts.map((count) => [count, Number(((of('koa + RateLimiterPostgres', count, net) ?? 0) / Math.max(0.1, of('backplane', count, net) ?? 0)).toFixed(1))]));
+  Object.fromEntries(
+    counts.map((count) => [count, Number(((of('koa + RateLimiterPostgres', count, net) ?? 0) / Math.max(0.1, of('backplane', count, net) ?? 0)).toFixed(1))]),
+  );
 // The largest count split into pods, against the smallest count in one pod: what batching per pod leaves.
 const splitVsFirst = (net: boolean) =>
   Object.fromEntries(
     table
       .filter((r) => r.pods > 1)
-      .map((r) => [r.server, Number(((net ? r.databaseCpuUsPerDecisionNet : r.databaseCpuUsPerDecision) / Math.max(0.1, of('backplane', counts[0]!, net) ?? 0)).toFixed(2))]),
+      .map((r) => [
+        r.server,
+        Number(((net ? r.databaseCpuUsPerDecisionNet : r.databaseCpuUsPerDecision) / Math.max(0.1, of('backplane', counts[0]!, net) ?? 0)).toFixed(2)),
+      ]),
   );
 // The same ratio within each round, so the spread behind the median shows.
 const byRound = (server: string, count: number, round: number) => runs.findIndex((r) => r.server === server && r.instances === count && r.round === round);
@@ -270,6 +316,25 @@ const file = join(root, 'bench', 'results', `ratelimit-scale-pg${postgres.major}
 const machine = { cpus: availableParallelism(), node: process.version };
 writeFileSync(
   file,
-  JSON.stringify({ when: new Date().toISOString(), machine, postgres: postgres.major, database: durable ? 'durable' : 'fsync off', seconds, warmUpSeconds, rounds, rate, connections, limit, table, summary, perRun, runs }, null, 2) + '\n',
+  JSON.stringify(
+    {
+      when: new Date().toISOString(),
+      machine,
+      postgres: postgres.major,
+      database: durable ? 'durable' : 'fsync off',
+      seconds,
+      warmUpSeconds,
+      rounds,
+      rate,
+      connections,
+      limit,
+      table,
+      summary,
+      perRun,
+      runs,
+    },
+    null,
+    2,
+  ) + '\n',
 );
 console.log(`written: ${file}`);

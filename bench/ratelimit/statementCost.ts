@@ -32,11 +32,20 @@ try {
         const pid = (await pool.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
         for (const keys of [1, 10]) {
           const batches = Array.from({ length: statements }, (_v, index) =>
-            Array.from({ length: keys }, (_k, key) => createHash('sha256').update(`${round}-${pooling}-${keys}-${index % 500}-${key}`).digest()).sort(Buffer.compare),
+            Array.from({ length: keys }, (_k, key) =>
+              createHash('sha256')
+                .update(`${round}-${pooling}-${keys}-${index % 500}-${key}`)
+                .digest(),
+            ).sort(Buffer.compare),
           );
           const before = backendCpuMs(pid);
           for (const batch of batches) {
-            await takeFromBuckets(pool, rule, batch, batch.map(() => 1));
+            await takeFromBuckets(
+              pool,
+              rule,
+              batch,
+              batch.map(() => 1),
+            );
           }
           const usPerStatement = Number((((backendCpuMs(pid) - before) * 1000) / statements).toFixed(1));
           runs.push({ pooling, keys, round, usPerStatement });
@@ -52,7 +61,11 @@ try {
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const table = (['session', 'transaction'] as const).flatMap((pooling) =>
-  [1, 10].map((keys) => ({ pooling, keys, medianUsPerStatement: median(runs.filter((r) => r.pooling === pooling && r.keys === keys).map((r) => r.usPerStatement)) })),
+  [1, 10].map((keys) => ({
+    pooling,
+    keys,
+    medianUsPerStatement: median(runs.filter((r) => r.pooling === pooling && r.keys === keys).map((r) => r.usPerStatement)),
+  })),
 );
 console.table(table);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });

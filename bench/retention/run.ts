@@ -68,7 +68,10 @@ function loadSystem(url: string) {
   cannon.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => samples.push({ at: performance.now(), ms }));
   return {
     window(from: number, to: number): Window {
-      const window = samples.filter((s) => s.at > from && s.at <= to).map((s) => s.ms).sort((a, b) => a - b);
+      const window = samples
+        .filter((s) => s.at > from && s.at <= to)
+        .map((s) => s.ms)
+        .sort((a, b) => a - b);
       return { p99Ms: window.length ? window[Math.ceil(window.length * 0.99) - 1]! : NaN, requests: window.length, failed: 0 };
     },
     stop: () => cannon.stop(),
@@ -171,8 +174,26 @@ try {
   rounds.forEach((r, i) => {
     const n = String(i + 1);
     table.push([n, 'idle', '', '', '', '', r.idle.p99Ms.toFixed(1), String(r.idle.requests)]);
-    table.push([n, '(a) one unbatched DELETE', String(r.unbatched.rows), r.unbatched.seconds.toFixed(2), String(rate(r.unbatched.rows, r.unbatched.seconds)), (r.unbatched.seconds * 1000).toFixed(0), r.unbatched.p99Ms.toFixed(1), String(r.unbatched.requests)]);
-    table.push([n, '(b) retention job, request to finish', String(r.job.rows), r.job.seconds.toFixed(2), String(rate(r.job.rows, r.job.seconds)), r.job.longestStatementMs.toFixed(1), r.job.p99Ms.toFixed(1), String(r.job.requests)]);
+    table.push([
+      n,
+      '(a) one unbatched DELETE',
+      String(r.unbatched.rows),
+      r.unbatched.seconds.toFixed(2),
+      String(rate(r.unbatched.rows, r.unbatched.seconds)),
+      (r.unbatched.seconds * 1000).toFixed(0),
+      r.unbatched.p99Ms.toFixed(1),
+      String(r.unbatched.requests),
+    ]);
+    table.push([
+      n,
+      '(b) retention job, request to finish',
+      String(r.job.rows),
+      r.job.seconds.toFixed(2),
+      String(rate(r.job.rows, r.job.seconds)),
+      r.job.longestStatementMs.toFixed(1),
+      r.job.p99Ms.toFixed(1),
+      String(r.job.requests),
+    ]);
   });
   const widths = table[0]!.map((_cell, i) => Math.max(...table.map((row) => row[i]!.length)));
   table.forEach((row) => log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ')));
@@ -190,7 +211,9 @@ try {
     goals: { speedup_b_over_a: '>= 5', longest_statement_ms_b: '< 250', p99_during_b_over_idle: '<= 1.5' },
   };
   log(JSON.stringify(summary));
-  log(`written: ${writeResults(DURABLE ? 'retention' : 'retention-fsync-off', { when: new Date().toISOString(), database: DURABLE ? 'durable' : 'fsync off', events: EVENTS, connections: CONNECTIONS, system_rate: SYSTEM_RATE || 'as fast as the connections go', rounds, summary })}`);
+  log(
+    `written: ${writeResults(DURABLE ? 'retention' : 'retention-fsync-off', { when: new Date().toISOString(), database: DURABLE ? 'durable' : 'fsync off', events: EVENTS, connections: CONNECTIONS, system_rate: SYSTEM_RATE || 'as fast as the connections go', rounds, summary })}`,
+  );
 } finally {
   await admin.end();
   await database.stop();

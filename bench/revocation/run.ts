@@ -67,7 +67,14 @@ async function measure(name: string, url: string, headers: Record<string, string
   });
   durations.sort((a, b) => a - b);
   const at = (q: number) => Number((durations[Math.min(durations.length - 1, Math.floor(q * durations.length))] ?? 0).toFixed(2));
-  return { name, requestsPerSecond: Math.round(result.requests.average), p50Ms: at(0.5), p99Ms: at(0.99), non2xx: result.non2xx, errors: result.errors + result.timeouts };
+  return {
+    name,
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
 }
 
 const queueDepth = async () => (await pool.query<{ n: number }>('select count(*)::int as n from auth_token_revocations')).rows[0]!.n;
@@ -96,8 +103,22 @@ try {
   const baselineStarted = performance.now();
   const baselineResults = await revokeTokens({
     keys: KEY,
-    providers: [{ name: 'bench', revocationEndpoint: `${endpoint.url}/revoke`, clientId: CLIENT.id, clientSecret: CLIENT.secret, authMethod: 'client_secret_basic', insecureLoopback: true }],
-    tokens: Array.from({ length: BASELINE_TOKENS }, (_v, i) => ({ id: String(i), provider: 'bench', subject: `base-${i}`, tokenSealed: box.seal(`refresh-base-${i}`, `identity:bench:base-${i}`) })),
+    providers: [
+      {
+        name: 'bench',
+        revocationEndpoint: `${endpoint.url}/revoke`,
+        clientId: CLIENT.id,
+        clientSecret: CLIENT.secret,
+        authMethod: 'client_secret_basic',
+        insecureLoopback: true,
+      },
+    ],
+    tokens: Array.from({ length: BASELINE_TOKENS }, (_v, i) => ({
+      id: String(i),
+      provider: 'bench',
+      subject: `base-${i}`,
+      tokenSealed: box.seal(`refresh-base-${i}`, `identity:bench:base-${i}`),
+    })),
     concurrency: 1,
     timeoutMs: 5_000,
   });

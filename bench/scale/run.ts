@@ -88,21 +88,53 @@ for (const size of AUDIT_SIZES) {
   const from = new Date(to.getTime() - 90 * 86_400_000);
   const week = new Date(to.getTime() - 7 * 86_400_000);
   for (const groupBy of ['action', 'resource_type'] as const) {
-    record(`stats group_by=${groupBy}, 90 days`, size, await time(() => queries.stats({ from, to }, groupBy)), await time((tx) => selectAuditGroups(tx, { from, to }, groupBy, 50), OLD_TIMEOUT_MS));
+    record(
+      `stats group_by=${groupBy}, 90 days`,
+      size,
+      await time(() => queries.stats({ from, to }, groupBy)),
+      await time((tx) => selectAuditGroups(tx, { from, to }, groupBy, 50), OLD_TIMEOUT_MS),
+    );
   }
-  record('stats group_by=action, 7 days', size, await time(() => queries.stats({ from: week, to }, 'action')), await time((tx) => selectAuditGroups(tx, { from: week, to }, 'action', 50), OLD_TIMEOUT_MS));
-  record('stats group_by=day, 90 days', size, await time(() => queries.stats({ from, to }, 'day')), await time((tx) => selectAuditDays(tx, { from, to }), OLD_TIMEOUT_MS));
+  record(
+    'stats group_by=action, 7 days',
+    size,
+    await time(() => queries.stats({ from: week, to }, 'action')),
+    await time((tx) => selectAuditGroups(tx, { from: week, to }, 'action', 50), OLD_TIMEOUT_MS),
+  );
+  record(
+    'stats group_by=day, 90 days',
+    size,
+    await time(() => queries.stats({ from, to }, 'day')),
+    await time((tx) => selectAuditDays(tx, { from, to }), OLD_TIMEOUT_MS),
+  );
   // An action with many events and a resource type it never has (action n % 50 = 7 only meets odd types).
   const impossible = { action: 'app.action_7.done', resourceType: 'type_2' };
-  record('list, filter no index serves (first page)', size, await time(() => queries.list(impossible, undefined, 50)), await time((tx) => selectAuditEvents(tx, impossible, undefined, 51), OLD_TIMEOUT_MS));
-  record('list, no filter (first page)', size, await time(() => queries.list({}, undefined, 50)), await time((tx) => selectAuditEvents(tx, {}, undefined, 51), OLD_TIMEOUT_MS));
-  record('list, actor filter (first page)', size, await time(() => queries.list({ actorId: 'actor-42' }, undefined, 50)), await time((tx) => selectAuditEvents(tx, { actorId: 'actor-42' }, undefined, 51), OLD_TIMEOUT_MS));
+  record(
+    'list, filter no index serves (first page)',
+    size,
+    await time(() => queries.list(impossible, undefined, 50)),
+    await time((tx) => selectAuditEvents(tx, impossible, undefined, 51), OLD_TIMEOUT_MS),
+  );
+  record(
+    'list, no filter (first page)',
+    size,
+    await time(() => queries.list({}, undefined, 50)),
+    await time((tx) => selectAuditEvents(tx, {}, undefined, 51), OLD_TIMEOUT_MS),
+  );
+  record(
+    'list, actor filter (first page)',
+    size,
+    await time(() => queries.list({ actorId: 'actor-42' }, undefined, 50)),
+    await time((tx) => selectAuditEvents(tx, { actorId: 'actor-42' }, undefined, 51), OLD_TIMEOUT_MS),
+  );
   // /ops/retention's audit row under a 30-day retention, beside counting the expired events one by one.
   const thirtyDays = 30 * 86_400;
-  record('retention: audit events past 30 days', size, await time((tx) => auditEventsAging.age(tx, thirtyDays)), await time(
-    (tx) => tx.query(`select count(*) from audit_events where occurred_at < now() - make_interval(secs => $1)`, [thirtyDays]),
-    OLD_TIMEOUT_MS,
-  ));
+  record(
+    'retention: audit events past 30 days',
+    size,
+    await time((tx) => auditEventsAging.age(tx, thirtyDays)),
+    await time((tx) => tx.query(`select count(*) from audit_events where occurred_at < now() - make_interval(secs => $1)`, [thirtyDays]), OLD_TIMEOUT_MS),
+  );
 }
 
 // --- job runs ---------------------------------------------------------------------------------
@@ -116,7 +148,9 @@ await pool.query(
    from generate_series(1, $1::int) as n`,
   [JOB_RUNS],
 );
-await pool.query(`insert into job_runs (job, trigger, queue, state, max_attempts) select 'busy_' || n, 'manual', 'default', 'queued', 1 from generate_series(0, 4) as n`);
+await pool.query(
+  `insert into job_runs (job, trigger, queue, state, max_attempts) select 'busy_' || n, 'manual', 'default', 'queued', 1 from generate_series(0, 4) as n`,
+);
 await pool.query('vacuum analyze job_runs');
 const jobs = ['busy_0', 'busy_1', 'busy_2', 'busy_3', 'busy_4', 'quiet_job'];
 const withoutNewIndexes = async (tx: Queryable) => {
@@ -128,23 +162,40 @@ const oldLastRunsSql = `
 select j.name as job, r.id::text, r.trigger, r.state, r.attempts, r.error, r.started_at, r.finished_at, r.instance_id
 from unnest($1::text[]) as j(name)
 join lateral (select * from job_runs r where r.job = j.name and r.started_at is not null order by r.id desc limit 1) r on true`;
-record('jobs: last run per job', JOB_RUNS, await time((tx) => selectLastRuns(tx, jobs)), await time(async (tx) => {
-  await withoutNewIndexes(tx);
-  await tx.query(oldLastRunsSql, [jobs]);
-}, OLD_TIMEOUT_MS));
-record('jobs: queued/running per queue', JOB_RUNS, await time((tx) => selectQueueLoad(tx)), await time(async (tx) => {
-  await withoutNewIndexes(tx);
-  await selectQueueLoad(tx);
-}, OLD_TIMEOUT_MS));
+record(
+  'jobs: last run per job',
+  JOB_RUNS,
+  await time((tx) => selectLastRuns(tx, jobs)),
+  await time(async (tx) => {
+    await withoutNewIndexes(tx);
+    await tx.query(oldLastRunsSql, [jobs]);
+  }, OLD_TIMEOUT_MS),
+);
+record(
+  'jobs: queued/running per queue',
+  JOB_RUNS,
+  await time((tx) => selectQueueLoad(tx)),
+  await time(async (tx) => {
+    await withoutNewIndexes(tx);
+    await selectQueueLoad(tx);
+  }, OLD_TIMEOUT_MS),
+);
 // /ops/retention's job runs row under a 7-day retention (about 40% of the runs past it): an exact count by created_at.
-record('retention: job runs past 7 days', JOB_RUNS, await time((tx) => selectJobRunsAge(tx, 7 * 86_400)), await time(async (tx) => {
-  await withoutNewIndexes(tx);
-  await selectJobRunsAge(tx, 7 * 86_400);
-}, OLD_TIMEOUT_MS));
-record('jobs: /ops/jobs/runs first page', JOB_RUNS, await time((tx) => selectRuns(tx, { job: undefined, state: undefined, beforeId: undefined, limit: 51 })), await time(
-  (tx) => tx.query(`select id::text, job, state from job_runs order by id desc limit 51`),
-  OLD_TIMEOUT_MS,
-));
+record(
+  'retention: job runs past 7 days',
+  JOB_RUNS,
+  await time((tx) => selectJobRunsAge(tx, 7 * 86_400)),
+  await time(async (tx) => {
+    await withoutNewIndexes(tx);
+    await selectJobRunsAge(tx, 7 * 86_400);
+  }, OLD_TIMEOUT_MS),
+);
+record(
+  'jobs: /ops/jobs/runs first page',
+  JOB_RUNS,
+  await time((tx) => selectRuns(tx, { job: undefined, state: undefined, beforeId: undefined, limit: 51 })),
+  await time((tx) => tx.query(`select id::text, job, state from job_runs order by id desc limit 51`), OLD_TIMEOUT_MS),
+);
 
 // --- rate-limit cleanup -------------------------------------------------------------------------
 const loadBuckets = () =>
@@ -182,9 +233,16 @@ const oldCleanup = await cleanup(async () => {
   }
 });
 const newCleanup = await cleanup(() => cleanupRateLimitBuckets(pool));
-log(`ratelimit_cleanup, ${BUCKETS.toLocaleString('en')} buckets: new ${newCleanup.usPerBucket.toFixed(2)} us/expired bucket (${newCleanup.deleted}), old ${oldCleanup.usPerBucket.toFixed(2)} (${oldCleanup.deleted})`);
+log(
+  `ratelimit_cleanup, ${BUCKETS.toLocaleString('en')} buckets: new ${newCleanup.usPerBucket.toFixed(2)} us/expired bucket (${newCleanup.deleted}), old ${oldCleanup.usPerBucket.toFixed(2)} (${oldCleanup.deleted})`,
+);
 
-const file = writeResults(quick ? 'scale-quick' : 'scale', { quick, repeat: REPEAT, reads: rows, cleanup: { buckets: BUCKETS, new: newCleanup, old: oldCleanup } });
+const file = writeResults(quick ? 'scale-quick' : 'scale', {
+  quick,
+  repeat: REPEAT,
+  reads: rows,
+  cleanup: { buckets: BUCKETS, new: newCleanup, old: oldCleanup },
+});
 log(`results: ${file}`);
 await pool.end();
 await database.stop();

@@ -31,7 +31,7 @@ export function steadyCalls(url: string, perSecond: number, headers: Record<stri
   try {
     setPriority(CALLER_NICENESS);
   } catch {
-    console.warn('steady calls: could not raise this thread\'s CPU priority; bursts after stalls will count in the latencies');
+    console.warn("steady calls: could not raise this thread's CPU priority; bursts after stalls will count in the latencies");
   }
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
   const samples: Array<LatencySample & { failed: boolean }> = [];

@@ -94,7 +94,13 @@ async function parent(): Promise<void> {
   try {
     const exporter = spawn(process.execPath, ['--import', 'tsx', import.meta.filename], {
       cwd: root,
-      env: { ...process.env, EXPORT_COST_CHILD: '1', OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' },
+      env: {
+        ...process.env,
+        EXPORT_COST_CHILD: '1',
+        OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     exporter.stdout.on('data', (chunk: Buffer) => (output += chunk));

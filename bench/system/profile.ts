@@ -33,7 +33,18 @@ const bare = process.env.BENCH_BARE === '1';
 const command = bare ? ['--import', 'tsx', join(root, 'bench', 'system', 'bareServer.ts')] : [join(serviceRoot, 'dist', 'cli.js'), 'serve'];
 const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...command], {
   cwd: serviceRoot,
-  env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', APP_INSTANCES: '1', APP_METRICS_PORT: '0', LOG_LEVEL: 'info', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, APP_TRUSTED_PROXIES: '127.0.0.1/32', BENCH_WORKERS: '1' },
+  env: {
+    ...process.env,
+    DATABASE_URL: database.url,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    APP_INSTANCES: '1',
+    APP_METRICS_PORT: '0',
+    LOG_LEVEL: 'info',
+    APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    APP_TRUSTED_PROXIES: '127.0.0.1/32',
+    BENCH_WORKERS: '1',
+  },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
 const url = `http://127.0.0.1:${port}`;
@@ -53,7 +64,14 @@ try {
       headers,
       connections: 50,
       duration: seconds,
-      requests: [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, 'x-forwarded-for': oneClient ? '10.8.0.1' : `10.9.${(client >> 8) & 255}.${client++ & 255}` } }) }],
+      requests: [
+        {
+          setupRequest: (request) => ({
+            ...request,
+            headers: { ...request.headers, 'x-forwarded-for': oneClient ? '10.8.0.1' : `10.9.${(client >> 8) & 255}.${client++ & 255}` },
+          }),
+        },
+      ],
     });
     console.log(`${method} ${path}: ${Math.round(result.requests.average)} req/s, ${result.requests.total} requests`);
     return result.requests.total;
@@ -128,7 +146,9 @@ for (const { id, ms } of samplesOf(profile)) {
 selfMs.delete('(idle)');
 selfMs.delete(':(idle)');
 const all = [...selfMs.values()].reduce((sum, ms) => sum + ms, 0);
-console.log(`profile ${dir}: ${Math.round(all)} ms of samples; the service's CPU ${Math.round((cpuMs * 1000) / total)} µs per request (all three routes, primary included)`);
+console.log(
+  `profile ${dir}: ${Math.round(all)} ms of samples; the service's CPU ${Math.round((cpuMs * 1000) / total)} µs per request (all three routes, primary included)`,
+);
 // Each layer's µs: its share of the instance's samples times the service's measured CPU per request.
 const usPerRequest = (ms: number) => ((ms / all) * cpuMs * 1000) / total;
 for (const [name, ms] of [...selfMs].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.BENCH_TOP ?? '40'))) {
@@ -136,16 +156,25 @@ for (const [name, ms] of [...selfMs].sort((a, b) => b[1] - a[1]).slice(0, Number
 }
 // The same self time by layer of the request path (first pattern that matches a file wins).
 const LAYERS: Array<[string, RegExp]> = [
-  ['koa (context, respond, compose)', /^(koa|koa-compose|delegates|on-finished|ee-first|statuses|content-type|mime-types|type-is|accepts|negotiator|vary|cache-content-type|only|encodeurl|escape-html|http-errors|fresh|koa-is-json)$/],
+  [
+    'koa (context, respond, compose)',
+    /^(koa|koa-compose|delegates|on-finished|ee-first|statuses|content-type|mime-types|type-is|accepts|negotiator|vary|cache-content-type|only|encodeurl|escape-html|http-errors|fresh|koa-is-json)$/,
+  ],
   ['router (@koa/router, route dispatch, validation)', /^(@koa\/router|path-to-regexp|zod|dist\/platform\/http\/(router|route|validate|schemas)\.js)$/],
-  ['request frame (id, metrics, access log, problems)', /^(pino|sonic-boom|prom-client|fast-redact|dist\/platform\/(http\/(requestFrame|requestId|accessLog|problem|errors|clientAddress)|metrics\/.*|errors)\.js)$/],
+  [
+    'request frame (id, metrics, access log, problems)',
+    /^(pino|sonic-boom|prom-client|fast-redact|dist\/platform\/(http\/(requestFrame|requestId|accessLog|problem|errors|clientAddress)|metrics\/.*|errors)\.js)$/,
+  ],
   ['middleware (static, maintenance, body)', /^(koa-body|co-body|raw-body|dist\/platform\/http\/(staticAssets|body)\.js|dist\/modules\/maintenance\/.*)$/],
   ['connection tracking', /^dist\/platform\/http\/connections\.js$/],
   ['guard (auth)', /^dist\/modules\/auth\//],
   ['limiter and the trip to the primary', /^(dist\/modules\/ratelimit\/.*|node:internal\/child_process.*|node:child_process)$/],
   ['route handlers (health)', /^dist\/modules\/health\//],
   ['promise hooks (AsyncLocalStorage)', /^node:internal\/async_hooks$/],
-  ['node http, sockets and streams', /^(node:_http_.*|node:net|node:internal\/(streams|stream_base_commons).*|\(native\) (writev|writeBuffer|writeString|writeUtf8String))$/],
+  [
+    'node http, sockets and streams',
+    /^(node:_http_.*|node:net|node:internal\/(streams|stream_base_commons).*|\(native\) (writev|writeBuffer|writeString|writeUtf8String))$/,
+  ],
   ['garbage collector', /^\(garbage collector\)$/],
 ];
 const layerMs = new Map<string, number>();
@@ -153,7 +182,7 @@ for (const [name, ms] of selfMs) {
   const found = LAYERS.find(([, pattern]) => pattern.test(name))?.[0] ?? 'other (events, microtasks, timers, background work)';
   layerMs.set(found, (layerMs.get(found) ?? 0) + ms);
 }
-console.log('\nby layer (share of the instance\'s samples; µs = share x the service\'s CPU per request, all three routes)');
+console.log("\nby layer (share of the instance's samples; µs = share x the service's CPU per request, all three routes)");
 for (const [name, ms] of [...layerMs].sort((a, b) => b[1] - a[1])) {
   console.log(`${usPerRequest(ms).toFixed(1).padStart(6)} µs  ${((100 * ms) / all).toFixed(1).padStart(5)}%  ${name}`);
 }

@@ -12,7 +12,18 @@ import { TEST_ENCRYPTION_KEY } from '../../test/support/instance.ts';
 import { accountWithToken } from '../../test/support/tokens.ts';
 import { createPool } from '../../src/platform/db/pool.ts';
 import { cpuMsBetween, treeCpu } from '../ratelimit/cpu.ts';
-import { type LoadResult, type RunningProcess, buildService, load, printTable, root, startDatabase, startScript, startService, writeResults } from '../support/harness.ts';
+import {
+  type LoadResult,
+  type RunningProcess,
+  buildService,
+  load,
+  printTable,
+  root,
+  startDatabase,
+  startScript,
+  startService,
+  writeResults,
+} from '../support/harness.ts';
 import { steadyCalls } from '../support/steadyCalls.ts';
 import { startTracingRows, tracingRatios } from './tracing.ts';
 
@@ -115,7 +126,10 @@ async function measureTracing(auth: Record<string, string>, runs: Measured[]) {
     const rates = new Map<string, number[]>();
     for (let round = 0; round < rounds; round += 1) {
       for (const row of round % 2 ? [...started.rows].reverse() : started.rows) {
-        for (const [route, headers] of [['/readyz', {}], ['/ops/system', auth]] as const) {
+        for (const [route, headers] of [
+          ['/readyz', {}],
+          ['/ops/system', auth],
+        ] as const) {
           const name = `GET ${route}, ${row.name}`;
           const result = await measure(row.server, name, { url: `${row.server.url}${route}`, headers, duration: seconds });
           runs.push(result);
@@ -125,7 +139,9 @@ async function measureTracing(auth: Record<string, string>, runs: Measured[]) {
     }
     const ratios = Object.fromEntries(
       ['/readyz', '/ops/system'].map((route) => {
-        const of = new Map([...rates].filter(([name]) => name.startsWith(`GET ${route}, `)).map(([name, values]) => [name.slice(`GET ${route}, `.length), values]));
+        const of = new Map(
+          [...rates].filter(([name]) => name.startsWith(`GET ${route}, `)).map(([name, values]) => [name.slice(`GET ${route}, `.length), values]),
+        );
         return [route, tracingRatios(of)];
       }),
     );
@@ -135,7 +151,10 @@ async function measureTracing(auth: Record<string, string>, runs: Measured[]) {
     const cpu = new Map<string, number[]>();
     for (let round = 0; round < rounds; round += 1) {
       for (const row of round % 2 ? [...started.rows].reverse() : started.rows) {
-        for (const [route, headers] of [['/readyz', {}], ['/ops/system', auth]] as const) {
+        for (const [route, headers] of [
+          ['/readyz', {}],
+          ['/ops/system', auth],
+        ] as const) {
           const name = `${route}, ${row.name}`;
           cpu.set(name, [...(cpu.get(name) ?? []), await cpuAtSteadyRate(row.server, `${row.server.url}${route}`, headers)]);
         }
@@ -173,7 +192,13 @@ try {
     }
   }
   const tracing = tracingRows ? await measureTracing(auth, runs) : undefined;
-  runs.push(await measureCopies(services, 'GET /ops/system, 1 connection (idle p99)', '/ops/system', { headers: auth, duration: Math.max(3, seconds / 2), connections: 1 }));
+  runs.push(
+    await measureCopies(services, 'GET /ops/system, 1 connection (idle p99)', '/ops/system', {
+      headers: auth,
+      duration: Math.max(3, seconds / 2),
+      connections: 1,
+    }),
+  );
   // Each scenario's median round (by req/s).
   const results = [...new Set(runs.map((r) => r.name))].map((name) => {
     const all = runs.filter((r) => r.name === name).sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
@@ -203,7 +228,9 @@ try {
     },
   };
   console.log(JSON.stringify(summary, null, 2));
-  console.log(`written: ${writeResults('system', { when: new Date().toISOString(), seconds, rounds, processes: copies, base: baseRoot, results, runs, summary })}`);
+  console.log(
+    `written: ${writeResults('system', { when: new Date().toISOString(), seconds, rounds, processes: copies, base: baseRoot, results, runs, summary })}`,
+  );
 } finally {
   for (const server of everyServer) {
     await server.stop();

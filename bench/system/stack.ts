@@ -83,7 +83,9 @@ try {
 const bare = figures.get('bare koa')!;
 for (const [name, runs] of figures) {
   const ratios = runs.map((run, round) => Number((run.rate / bare[round]!.rate).toFixed(2)));
-  console.log(`${name}: median ${Math.round(median(runs.map((r) => r.rate)))} req/s, ${median(runs.map((r) => r.cpuUs)).toFixed(1)} µs CPU per request; req/s vs bare by round ${ratios.join(' ')} (median ${median(ratios)})`);
+  console.log(
+    `${name}: median ${Math.round(median(runs.map((r) => r.rate)))} req/s, ${median(runs.map((r) => r.cpuUs)).toFixed(1)} µs CPU per request; req/s vs bare by round ${ratios.join(' ')} (median ${median(ratios)})`,
+  );
 }
 if (sink) {
   // Tracing's cost against the same stack without it, round by round: req/s lost and CPU per request added.
@@ -92,7 +94,9 @@ if (sink) {
     const runs = figures.get(name)!;
     const rates = runs.map((run, round) => run.rate / stack[round]!.rate);
     const cpu = runs.map((run, round) => run.cpuUs / stack[round]!.cpuUs);
-    console.log(`${name} against stack: req/s ${median(rates).toFixed(3)} (by round ${rates.map((r) => r.toFixed(2)).join(' ')}), CPU per request ${median(cpu).toFixed(3)} (by round ${cpu.map((r) => r.toFixed(2)).join(' ')})`);
+    console.log(
+      `${name} against stack: req/s ${median(rates).toFixed(3)} (by round ${rates.map((r) => r.toFixed(2)).join(' ')}), CPU per request ${median(cpu).toFixed(3)} (by round ${cpu.map((r) => r.toFixed(2)).join(' ')})`,
+    );
   }
   console.log(`exported: ${JSON.stringify(sink.received())}`);
 }

@@ -36,7 +36,15 @@ if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
 // As in an instance: the readiness probe's deadline has enabled the AsyncLocalStorage.
 await withDatabaseDeadline(1_000, async () => undefined);
 const others = Array.from({ length: 40 }, (_v, index) =>
-  defineRoute({ method: 'GET', path: `/ops/thing${index}/{id}`, tag: 't', summary: 's', params: z.object({ id: z.string() }), responses: { 200: null }, handler: () => ({}) }),
+  defineRoute({
+    method: 'GET',
+    path: `/ops/thing${index}/{id}`,
+    tag: 't',
+    summary: 's',
+    params: z.object({ id: z.string() }),
+    responses: { 200: null },
+    handler: () => ({}),
+  }),
 );
 const readyz = defineRoute({
   method: 'GET',

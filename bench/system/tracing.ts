@@ -24,12 +24,32 @@ const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encodi
  * match exactly: a change to these lines fails the bench rather than measuring something else.
  */
 const UNTRACED_EDITS: Array<[file: string, from: string, to: string]> = [
-  ['src/platform/http/requestFrame.ts', "import { type RequestTracing, type ServerSpan, traceRequests } from '../tracing/serverSpan.ts';", 'type ServerSpan = { traceId: string | undefined; end(route: string, status: number, clientAddress: string): void };\ntype RequestTracing = object;'],
-  ['src/platform/http/requestFrame.ts', 'const tracing = traceRequests(handleRequest, options.tracing);\n  const middleware: Middleware = tracing?.middleware ?? handleRequest;', 'const tracing = undefined as { callerTraceId(request: IncomingMessage): string | undefined } | undefined;\n  const middleware: Middleware = handleRequest;'],
-  ['src/platform/logging/logger.ts', "import { traceLogOptions } from '../tracing/logFields.ts';\nimport { tracingConfigured } from '../tracing/setup.ts';\n", ''],
+  [
+    'src/platform/http/requestFrame.ts',
+    "import { type RequestTracing, type ServerSpan, traceRequests } from '../tracing/serverSpan.ts';",
+    'type ServerSpan = { traceId: string | undefined; end(route: string, status: number, clientAddress: string): void };\ntype RequestTracing = object;',
+  ],
+  [
+    'src/platform/http/requestFrame.ts',
+    'const tracing = traceRequests(handleRequest, options.tracing);\n  const middleware: Middleware = tracing?.middleware ?? handleRequest;',
+    'const tracing = undefined as { callerTraceId(request: IncomingMessage): string | undefined } | undefined;\n  const middleware: Middleware = handleRequest;',
+  ],
+  [
+    'src/platform/logging/logger.ts',
+    "import { traceLogOptions } from '../tracing/logFields.ts';\nimport { tracingConfigured } from '../tracing/setup.ts';\n",
+    '',
+  ],
   ['src/platform/logging/logger.ts', '...(tracingConfigured() ? traceLogOptions : {}),', ''],
-  ['src/app/instance.ts', "import { flushTracing, startTracing } from '../platform/tracing/setup.ts';", 'const startTracing = async (_identity: unknown) => undefined;\nconst flushTracing = async () => undefined;'],
-  ['src/app/cluster.ts', "import { flushTracing, startTracing } from '../platform/tracing/setup.ts';", 'const startTracing = async (_identity: unknown) => undefined;\nconst flushTracing = async () => undefined;'],
+  [
+    'src/app/instance.ts',
+    "import { flushTracing, startTracing } from '../platform/tracing/setup.ts';",
+    'const startTracing = async (_identity: unknown) => undefined;\nconst flushTracing = async () => undefined;',
+  ],
+  [
+    'src/app/cluster.ts',
+    "import { flushTracing, startTracing } from '../platform/tracing/setup.ts';",
+    'const startTracing = async (_identity: unknown) => undefined;\nconst flushTracing = async () => undefined;',
+  ],
 ];
 
 /**
@@ -62,10 +82,17 @@ function untracedBuild(): { root: string; remove(): void } {
 
 /** What no OTEL_* variable of the benchmark's own environment may change: each row sets its own. */
 const withoutOtel = (): Record<string, string> =>
-  Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('OTEL_')).map((name) => [name, '']));
+  Object.fromEntries(
+    Object.keys(process.env)
+      .filter((name) => name.startsWith('OTEL_'))
+      .map((name) => [name, '']),
+  );
 
 /** The four services of the tracing rows, 2 instances each on one database, and the sink the "on" ones export to. */
-export async function startTracingRows(databaseUrl: string, env: Record<string, string>): Promise<{ rows: TracingRow[]; sink: OtlpSink; stop(): Promise<void> }> {
+export async function startTracingRows(
+  databaseUrl: string,
+  env: Record<string, string>,
+): Promise<{ rows: TracingRow[]; sink: OtlpSink; stop(): Promise<void> }> {
   const sink = await startOtlpSink();
   const clean = { ...env, ...withoutOtel() };
   const on = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'backplane-bench' };
@@ -80,7 +107,10 @@ export async function startTracingRows(databaseUrl: string, env: Record<string, 
     rows.push({ name: 'tracing: none (no tracing code)', server: await startService(databaseUrl, 2, clean, untraced.root) });
     rows.push({ name: 'tracing: off (no endpoint)', server: await startService(databaseUrl, 2, { ...clean, OTEL_SERVICE_NAME: 'backplane-bench' }) });
     rows.push({ name: 'tracing: on, 100%', server: await startService(databaseUrl, 2, { ...clean, ...on, OTEL_TRACES_SAMPLER: 'parentbased_always_on' }) });
-    rows.push({ name: 'tracing: on, 10%', server: await startService(databaseUrl, 2, { ...clean, ...on, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }) });
+    rows.push({
+      name: 'tracing: on, 10%',
+      server: await startService(databaseUrl, 2, { ...clean, ...on, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }),
+    });
   } catch (error) {
     await stopAll();
     throw error;

@@ -90,8 +90,11 @@ async function child(): Promise<void> {
     : statements;
   // Requests in turns of `perTurn`, each turn followed by `pause`: steady (a hundredth of a second's
   // requests, then 10 ms), saturated (one, then the event loop's turn), tight (many, no pause).
-  const [perTurn, pause] =
-    tight ? [10_000, undefined] : saturated ? [1, () => new Promise((resolve) => setImmediate(resolve))] : [rate / 100, () => new Promise((resolve) => setTimeout(resolve, 10))];
+  const [perTurn, pause] = tight
+    ? [10_000, undefined]
+    : saturated
+      ? [1, () => new Promise((resolve) => setImmediate(resolve))]
+      : [rate / 100, () => new Promise((resolve) => setTimeout(resolve, 10))];
   const loop = async (ms: number) => {
     const until = performance.now() + ms;
     let requests = 0;
@@ -127,7 +130,10 @@ async function parent(): Promise<void> {
     ...(baseRoot
       ? [
           { name: 'base: on, 0%', env: { ...on, OTEL_TRACES_SAMPLER: 'parentbased_always_off', TRACING_COST_ROOT: baseRoot } },
-          { name: 'base: on, 10%', env: { ...on, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1', TRACING_COST_ROOT: baseRoot } },
+          {
+            name: 'base: on, 10%',
+            env: { ...on, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1', TRACING_COST_ROOT: baseRoot },
+          },
         ]
       : []),
   ];
@@ -155,9 +161,13 @@ async function parent(): Promise<void> {
         }
       }
       const none = median(figures.get(settings[0]!.name)!);
-      console.log(`\n${children} statement span(s) per sampled request, ${tight ? 'back to back, never yielding' : saturated ? 'back to back' : `${rate} requests a second`}, ${rounds} rounds of ${seconds} s:`);
+      console.log(
+        `\n${children} statement span(s) per sampled request, ${tight ? 'back to back, never yielding' : saturated ? 'back to back' : `${rate} requests a second`}, ${rounds} rounds of ${seconds} s:`,
+      );
       for (const [name, values] of figures) {
-        console.log(`  ${name.padEnd(36)} ${(median(values) - none).toFixed(2).padStart(6)} µs CPU per request over none (rounds: ${values.map((value) => value.toFixed(2)).join(' ')})`);
+        console.log(
+          `  ${name.padEnd(36)} ${(median(values) - none).toFixed(2).padStart(6)} µs CPU per request over none (rounds: ${values.map((value) => value.toFixed(2)).join(' ')})`,
+        );
       }
       results.push({
         statement_spans: children,
@@ -166,7 +176,9 @@ async function parent(): Promise<void> {
       });
     }
     console.log(`\nexported: ${JSON.stringify(sink.received())}`);
-    console.log(`written: ${writeResults('tracing-cost', { when: new Date().toISOString(), pace: pace === 'steady' ? rate : pace, base: baseRoot, rounds, seconds, results, exported: sink.received() })}`);
+    console.log(
+      `written: ${writeResults('tracing-cost', { when: new Date().toISOString(), pace: pace === 'steady' ? rate : pace, base: baseRoot, rounds, seconds, results, exported: sink.received() })}`,
+    );
   } finally {
     await sink.close();
   }

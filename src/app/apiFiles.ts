@@ -43,13 +43,19 @@ const isDestructive = (name: string) => name.startsWith('DELETE ') || DESTRUCTIV
 
 /** A Postman test script: the status is one the OpenAPI document declares for the operation, and never a 500 (a bug). */
 function statusAssertion(name: string, operation: Operation) {
-  const declared = Object.keys(operation.responses ?? {}).map(Number).filter((status) => status !== 500);
+  const declared = Object.keys(operation.responses ?? {})
+    .map(Number)
+    .filter((status) => status !== 500);
   return [
     {
       listen: 'test',
       script: {
         type: 'text/javascript',
-        exec: [`pm.test(${JSON.stringify(`${name} answers a status the OpenAPI document declares`)}, function () {`, `  pm.expect(${JSON.stringify(declared)}).to.include(pm.response.code);`, '});'],
+        exec: [
+          `pm.test(${JSON.stringify(`${name} answers a status the OpenAPI document declares`)}, function () {`,
+          `  pm.expect(${JSON.stringify(declared)}).to.include(pm.response.code);`,
+          '});',
+        ],
       },
     },
   ];
@@ -100,9 +106,24 @@ function postmanRequest(path: string, method: string, operation: Operation) {
         raw: `{{base_url}}${postmanPath}`,
         host: ['{{base_url}}'],
         path: postmanPath.split('/').filter(Boolean),
-        ...(pathParameters.length > 0 ? { variable: pathParameters.map((parameter) => ({ key: parameter.name, value: String(sample(parameter.schema) ?? ''), description: parameter.schema.description ?? '' })) } : {}),
+        ...(pathParameters.length > 0
+          ? {
+              variable: pathParameters.map((parameter) => ({
+                key: parameter.name,
+                value: String(sample(parameter.schema) ?? ''),
+                description: parameter.schema.description ?? '',
+              })),
+            }
+          : {}),
         ...(query.length > 0
-          ? { query: query.map((parameter) => ({ key: parameter.name, value: parameter.required ? String(sample(parameter.schema) ?? '') : '', disabled: !parameter.required, description: parameter.schema.description ?? '' })) }
+          ? {
+              query: query.map((parameter) => ({
+                key: parameter.name,
+                value: parameter.required ? String(sample(parameter.schema) ?? '') : '',
+                disabled: !parameter.required,
+                description: parameter.schema.description ?? '',
+              })),
+            }
           : {}),
       },
       ...(body ? { body: { mode: 'raw', raw: JSON.stringify(sample(body), null, 2), options: { raw: { language: 'json' } } } } : {}),
@@ -131,16 +152,28 @@ function postmanCollection(document: { paths: Record<string, Record<string, Oper
   return {
     info: { name: `${API_INFO.title} ${version}`, schema: 'https://schema.getpostman.com/json/collection/v2.1.0/collection.json' },
     auth: { type: 'bearer', bearer: [{ key: 'token', value: '{{token}}', type: 'string' }] },
-    variable: [{ key: 'base_url', value: 'http://localhost:8080' }, { key: 'token', value: '' }],
+    variable: [
+      { key: 'base_url', value: 'http://localhost:8080' },
+      { key: 'token', value: '' },
+    ],
     item: [
       ...[...folders].sort(([a], [b]) => a.localeCompare(b)).map(([name, item]) => ({ name, item })),
-      { name: DESTRUCTIVE_FOLDER, description: 'Deletes data or ends the caller\'s session: run last, with an account you can lose.', item: destructive },
+      { name: DESTRUCTIVE_FOLDER, description: "Deletes data or ends the caller's session: run last, with an account you can lose.", item: destructive },
     ],
   };
 }
 
 function llmsText(document: { paths: Record<string, Record<string, Operation>> }, version: string): string {
-  const lines = [`# ${API_INFO.title} ${version}`, '', `> ${API_INFO.description}`, '', 'Errors are application/problem+json with a stable `code`.', '', '## Operations', ''];
+  const lines = [
+    `# ${API_INFO.title} ${version}`,
+    '',
+    `> ${API_INFO.description}`,
+    '',
+    'Errors are application/problem+json with a stable `code`.',
+    '',
+    '## Operations',
+    '',
+  ];
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       const permission = operation['x-permission'] ? ` [${operation['x-permission']}]` : '';

@@ -31,8 +31,7 @@ export function gitBuildInfo(): Omit<BuildInfo, 'version'> {
 export function loadBuildInfo(): BuildInfo {
   const pkg = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string };
   const recorded = join(packageRoot, 'dist', 'build-info.json');
-  const fromGit = import.meta.url.includes('/dist/') && existsSync(recorded)
-    ? (JSON.parse(readFileSync(recorded, 'utf8')) as Omit<BuildInfo, 'version'>)
-    : gitBuildInfo();
+  const fromGit =
+    import.meta.url.includes('/dist/') && existsSync(recorded) ? (JSON.parse(readFileSync(recorded, 'utf8')) as Omit<BuildInfo, 'version'>) : gitBuildInfo();
   return { version: pkg.version, ...fromGit };
 }

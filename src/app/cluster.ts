@@ -65,7 +65,12 @@ async function migrate(database: DatabaseHandle, logger: Logger, config: Config)
   try {
     await checkServerVersion(pool, database.description);
     if (config.migrations === 'wait') {
-      await waitForSchema(pool, (pending) => logger.warn({ pending }, `waiting for ${pending.length} migration(s) this release needs: run \`backplane migrate up\` (the migrate Job); instances start once they are applied`));
+      await waitForSchema(pool, (pending) =>
+        logger.warn(
+          { pending },
+          `waiting for ${pending.length} migration(s) this release needs: run \`backplane migrate up\` (the migrate Job); instances start once they are applied`,
+        ),
+      );
     }
     const applied = config.migrations === 'apply' ? await migrateUp(pool) : [];
     logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
@@ -119,12 +124,16 @@ export async function runPrimary(config: Config): Promise<void> {
   database.supervise({
     died: () => logger.error('embedded PostgreSQL died; restarting it'),
     restarting: (attempt, delayMs, error) =>
-      logger[error ? 'error' : 'warn']({ attempt, restart_in_ms: delayMs, err: error }, error ? 'embedded PostgreSQL did not start; trying again' : 'embedded PostgreSQL restarting'),
+      logger[error ? 'error' : 'warn'](
+        { attempt, restart_in_ms: delayMs, err: error },
+        error ? 'embedded PostgreSQL did not start; trying again' : 'embedded PostgreSQL restarting',
+      ),
     restarted: (attempt) => {
       metrics.databaseRestarts.inc();
       logger.warn({ attempt }, 'embedded PostgreSQL restarted');
     },
-    tookOver: (previousOwner) => logger.warn({ previous_owner: previousOwner }, 'the process that owned the embedded PostgreSQL has exited: this primary owns it now'),
+    tookOver: (previousOwner) =>
+      logger.warn({ previous_owner: previousOwner }, 'the process that owned the embedded PostgreSQL has exited: this primary owns it now'),
   });
 
   let shuttingDown = false;
@@ -215,7 +224,12 @@ export async function runPrimary(config: Config): Promise<void> {
     metricsServer = await serveClusterMetrics(config.metricsPort, config.host, metrics.registry);
     logger.info(`metrics on http://${config.host}:${config.metricsPort}/metrics`);
   }
-  const heapMb = instanceHeapLimitMb({ limitBytes: process.constrainedMemory?.(), instances: config.instances, execArgv: process.execArgv, nodeOptions: config.nodeOptions });
+  const heapMb = instanceHeapLimitMb({
+    limitBytes: process.constrainedMemory?.(),
+    instances: config.instances,
+    execArgv: process.execArgv,
+    nodeOptions: config.nodeOptions,
+  });
   if (heapMb) {
     logger.info({ heapMb, instances: config.instances }, 'each instance heap sized from the container memory limit');
   }

@@ -60,7 +60,11 @@ export function checkRoutes(modules: readonly AnyModule[], permissions: Readonly
       const first = answered.get(key);
       if (first !== undefined) {
         const as = first.route === name ? '' : ` (as ${first.route})`;
-        throw refused(first.module === module.name ? `route ${name} is declared twice by module ${module.name}${as}` : `route ${name} is declared by modules ${first.module}${as} and ${module.name}`);
+        throw refused(
+          first.module === module.name
+            ? `route ${name} is declared twice by module ${module.name}${as}`
+            : `route ${name} is declared by modules ${first.module}${as} and ${module.name}`,
+        );
       }
       answered.set(key, { module: module.name, route: name });
       if (route.permission !== undefined && !permissions.has(route.permission)) {

@@ -227,7 +227,9 @@ export function loadConfig(environment: Env = process.env): Config {
   const pooling = databasePooling(env);
   // LISTEN, a session advisory lock and session options need a server connection of their own.
   if (pooling === 'transaction' && !databaseListenUrl) {
-    throw new ConfigError('DATABASE_LISTEN_URL is required when DATABASE_POOLING=transaction: a direct connection to PostgreSQL for LISTEN, migrations and retention purges');
+    throw new ConfigError(
+      'DATABASE_LISTEN_URL is required when DATABASE_POOLING=transaction: a direct connection to PostgreSQL for LISTEN, migrations and retention purges',
+    );
   }
   if ((pooling === 'transaction' || databaseListenUrl) && !databaseUrl) {
     throw new ConfigError('DATABASE_LISTEN_URL and DATABASE_POOLING=transaction need DATABASE_URL: they describe how an external database is reached');

@@ -13,7 +13,11 @@ export const CONTEXT_FRAME_FLAG = '--experimental-async-context-frame';
  * `async-context-frame` option in the primary's options or NODE_OPTIONS (such as
  * `--no-experimental-async-context-frame`) leaves the instances as started.
  */
-export function contextFrameFlag(options: { allowedFlags: ReadonlySet<string>; execArgv: readonly string[]; nodeOptions: string | undefined }): string | undefined {
+export function contextFrameFlag(options: {
+  allowedFlags: ReadonlySet<string>;
+  execArgv: readonly string[];
+  nodeOptions: string | undefined;
+}): string | undefined {
   if (!options.allowedFlags.has(CONTEXT_FRAME_FLAG)) {
     return undefined;
   }

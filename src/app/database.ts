@@ -36,7 +36,13 @@ function ownership(embedded: EmbeddedDatabase): string | undefined {
 export async function openDatabase(config: Config, logger?: Logger): Promise<DatabaseHandle> {
   if (config.databaseUrl) {
     const url = new URL(config.databaseUrl);
-    return { url: config.databaseUrl, directUrl: config.databaseListenUrl ?? config.databaseUrl, description: `external PostgreSQL at ${url.hostname}`, release: async () => undefined, supervise: () => undefined };
+    return {
+      url: config.databaseUrl,
+      directUrl: config.databaseListenUrl ?? config.databaseUrl,
+      description: `external PostgreSQL at ${url.hostname}`,
+      release: async () => undefined,
+      supervise: () => undefined,
+    };
   }
   const embedded = await openEmbeddedDatabase({
     dataDir: config.dataDir,

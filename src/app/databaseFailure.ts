@@ -58,7 +58,8 @@ export function describeDatabaseFailure(error: unknown, config: Config): string 
   const user = decodeURIComponent(url.username) || 'the default user';
   const database = decodeURIComponent(url.pathname.slice(1)) || user;
   const errors = chain(error);
-  const code = (wanted: Record<string, string>) => errors.map((item) => item.code).find((value): value is string => typeof value === 'string' && value in wanted);
+  const code = (wanted: Record<string, string>) =>
+    errors.map((item) => item.code).find((value): value is string => typeof value === 'string' && value in wanted);
   const message = errors.map((item) => item.message).find((value): value is string => typeof value === 'string' && value !== '') ?? '';
   const password = decodeURIComponent(url.password);
   // The server's words (role "x" does not exist, no pg_hba.conf entry …) never hold the password; this stays true if it ever did.

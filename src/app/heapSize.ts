@@ -12,7 +12,12 @@ const MIN_HEAP_MB = 64;
  * whose heaps together would then outgrow the limit, and the kernel kills one before V8 collects.
  * Undefined, leaving Node's default: no limit, or the operator chose one (--max-old-space-size).
  */
-export function instanceHeapLimitMb(options: { limitBytes: number | undefined; instances: number; execArgv: readonly string[]; nodeOptions: string | undefined }): number | undefined {
+export function instanceHeapLimitMb(options: {
+  limitBytes: number | undefined;
+  instances: number;
+  execArgv: readonly string[];
+  nodeOptions: string | undefined;
+}): number | undefined {
   const { limitBytes, instances } = options;
   // Unconstrained, Node reports 0 (older) or a huge value (2^64); neither is a limit.
   if (!limitBytes || limitBytes >= totalmem()) {

@@ -3,7 +3,14 @@ import { readFileSync, statSync } from 'node:fs';
 type Env = Record<string, string | undefined>;
 
 /** Variables that hold a secret, so each may also be given as a path in `<NAME>_FILE` (a mounted Secret; ADR 0124). */
-export const SECRET_VARIABLES = ['DATABASE_URL', 'DATABASE_LISTEN_URL', 'PGPASSWORD', 'APP_ENCRYPTION_KEY', 'APP_JWT_PRIVATE_KEY', 'APP_OIDC_PROVIDERS'] as const;
+export const SECRET_VARIABLES = [
+  'DATABASE_URL',
+  'DATABASE_LISTEN_URL',
+  'PGPASSWORD',
+  'APP_ENCRYPTION_KEY',
+  'APP_JWT_PRIVATE_KEY',
+  'APP_OIDC_PROVIDERS',
+] as const;
 
 /**
  * Reads a secret file; the text is what the file holds less its trailing line breaks (editors and
@@ -67,7 +74,9 @@ export function withSecretFiles(env: Env, read: SecretFileReader = readSecretFil
     }
     // Mounted Secrets are symbolic links (..data/<key>); statSync reads the file they lead to.
     if (mode & 0o004) {
-      warnings.push(`${name}_FILE: ${path} is readable by every user (mode ${(mode & 0o777).toString(8).padStart(4, '0')}): let only the service's user or group read it (chmod o-r, or a Secret volume's defaultMode 0440 with fsGroup)`);
+      warnings.push(
+        `${name}_FILE: ${path} is readable by every user (mode ${(mode & 0o777).toString(8).padStart(4, '0')}): let only the service's user or group read it (chmod o-r, or a Secret volume's defaultMode 0440 with fsGroup)`,
+      );
     }
     resolved[name] = text;
   }

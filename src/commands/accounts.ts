@@ -10,7 +10,9 @@ async function readStdin(): Promise<string> {
   for await (const chunk of process.stdin) {
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /** `accounts create --email E [--role R]… [--password-stdin]` · `accounts list` */
@@ -47,7 +49,10 @@ export async function accounts(flags: Flags): Promise<number> {
     if (hasFlag(flags, 'json')) {
       printJson({ accounts: entries });
     } else {
-      printTable(['EMAIL', 'ID', 'ROLES', 'LOCKED'], entries.map((entry) => [entry.email, entry.id, entry.roles.join(','), entry.locked ? 'locked' : '']));
+      printTable(
+        ['EMAIL', 'ID', 'ROLES', 'LOCKED'],
+        entries.map((entry) => [entry.email, entry.id, entry.roles.join(','), entry.locked ? 'locked' : '']),
+      );
     }
     return 0;
   }
@@ -64,5 +69,7 @@ export async function accounts(flags: Flags): Promise<number> {
     console.log(`${locked ? 'locked' : 'unlocked'} account ${account.email} (${account.id})`);
     return 0;
   }
-  throw new UsageError('usage: backplane accounts create --email E [--role R]... [--password-stdin] | accounts list | accounts lock|unlock --email E [--reason R]');
+  throw new UsageError(
+    'usage: backplane accounts create --email E [--role R]... [--password-stdin] | accounts list | accounts lock|unlock --email E [--reason R]',
+  );
 }

@@ -20,7 +20,14 @@ function refuse(line: string, code: number): never {
 /** An error as one line: tsx's transform errors put the file and the fault on the lines after the first. */
 function inOneLine(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
-  return text.split('\n').map((line) => line.trim()).filter(Boolean).join(' ').slice(0, 400) || 'unknown error';
+  return (
+    text
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean)
+      .join(' ')
+      .slice(0, 400) || 'unknown error'
+  );
 }
 
 /**

@@ -100,7 +100,10 @@ export function parseCommandArgs(path: string[], spec: CommandSpec, argv: string
     throw new UsageError(`"backplane ${path.join(' ')}" needs a subcommand: ${spec.subcommands.map((sub) => sub.name).join(', ')}`);
   }
   const options = Object.fromEntries(
-    Object.entries({ ...spec.flags, ...HELP_FLAG }).map(([name, flag]) => [name, { type: flag.type, multiple: flag.multiple ?? false, ...(flag.short ? { short: flag.short } : {}) }]),
+    Object.entries({ ...spec.flags, ...HELP_FLAG }).map(([name, flag]) => [
+      name,
+      { type: flag.type, multiple: flag.multiple ?? false, ...(flag.short ? { short: flag.short } : {}) },
+    ]),
   );
   let parsed;
   try {
@@ -120,7 +123,10 @@ export function parseCommandArgs(path: string[], spec: CommandSpec, argv: string
   const values = new Map<string, string[]>();
   for (const [name, value] of Object.entries(parsed.values)) {
     const list = (Array.isArray(value) ? value : [value]).map((item) => (typeof item === 'boolean' ? String(item) : item));
-    values.set(name, list.filter((item): item is string => item !== undefined));
+    values.set(
+      name,
+      list.filter((item): item is string => item !== undefined),
+    );
   }
   return { positional: [...path.slice(1), ...parsed.positionals], values };
 }

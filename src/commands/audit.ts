@@ -39,12 +39,18 @@ export async function audit(flags: Flags): Promise<number> {
   if (to.getTime() - from.getTime() > MAX_DAYS * DAY_MS) {
     throw new UsageError(`the window spans at most ${MAX_DAYS} days`);
   }
-  const stats = await withDatabase(
-    (pool, { url, config }) => withServices(pool, url, config, ({ audit: queries }) => queries.stats({ from, to }, groupBy)),
-    { schema: 'current' },
-  );
+  const stats = await withDatabase((pool, { url, config }) => withServices(pool, url, config, ({ audit: queries }) => queries.stats({ from, to }, groupBy)), {
+    schema: 'current',
+  });
   if (hasFlag(flags, 'json')) {
-    printJson({ from: stats.from.toISOString(), to: stats.to.toISOString(), group_by: stats.groupBy, total: stats.total, groups: stats.groups, other: stats.other });
+    printJson({
+      from: stats.from.toISOString(),
+      to: stats.to.toISOString(),
+      group_by: stats.groupBy,
+      total: stats.total,
+      groups: stats.groups,
+      other: stats.other,
+    });
     return 0;
   }
   console.log(`${stats.total} events from ${stats.from.toISOString()} to ${stats.to.toISOString()}, by ${stats.groupBy}`);

@@ -22,7 +22,10 @@ export async function doctor(flags: Flags): Promise<number> {
   if (hasFlag(flags, 'json')) {
     printJson(report);
   } else {
-    printTable(['STATUS', 'CHECK', 'FINDING'], report.checks.map((result) => [result.status, result.check, result.message]));
+    printTable(
+      ['STATUS', 'CHECK', 'FINDING'],
+      report.checks.map((result) => [result.status, result.check, result.message]),
+    );
   }
   return report.ok ? 0 : 1;
 }
@@ -45,10 +48,12 @@ function apiFilesOf(flags: Flags): DoctorContext['apiFiles'] {
   const application = findApplication(process.cwd());
   if (application) {
     const dir = join(application.root, 'api');
-    return existsSync(dir) ? { dir } : { skipped: `not checked: the application in ${application.root} keeps no generated API files (api/); backplane openapi writes them` };
+    return existsSync(dir)
+      ? { dir }
+      : { skipped: `not checked: the application in ${application.root} keeps no generated API files (api/); backplane openapi writes them` };
   }
   if (packageRoot.split(sep).includes('node_modules')) {
-    return { skipped: 'not checked: outside an application; Backplane\'s own API files ship with its package' };
+    return { skipped: "not checked: outside an application; Backplane's own API files ship with its package" };
   }
   return { dir: join(packageRoot, 'api') };
 }
@@ -75,7 +80,12 @@ export async function runDoctor(flags: Flags): Promise<{ ok: boolean; checks: Ch
       );
     } catch (error) {
       results.push({ check: 'database', status: 'fail', message: `unreachable: ${(error as Error).message}; check DATABASE_URL and that the server runs` });
-      results.push(...skipped(DATABASE_CHECKS.filter((check) => !results.some((result) => result.check === check.name)), 'not checked: the database did not answer'));
+      results.push(
+        ...skipped(
+          DATABASE_CHECKS.filter((check) => !results.some((result) => result.check === check.name)),
+          'not checked: the database did not answer',
+        ),
+      );
     }
     for (const check of LOCAL_CHECKS) {
       results.push(await runCheck(check, base as DoctorContext));

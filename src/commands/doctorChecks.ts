@@ -61,7 +61,9 @@ export const configurationCheck: Check = {
     }
     // Signing keys live sealed in the database (ADR 0068): only the key that seals them must come from outside.
     if (config.production && !config.encryptionKey) {
-      return fail('NODE_ENV=production without APP_ENCRYPTION_KEY (or APP_ENCRYPTION_KEY_FILE): a key generated at start differs per pod and is lost on restart; set it from a secret');
+      return fail(
+        'NODE_ENV=production without APP_ENCRYPTION_KEY (or APP_ENCRYPTION_KEY_FILE): a key generated at start differs per pod and is lost on restart; set it from a secret',
+      );
     }
     if (config.warnings.length > 0) {
       return warn(config.warnings.join('; '));
@@ -89,7 +91,9 @@ export const migrationsCheck: Check = {
   async run({ pool }) {
     const status = await migrationStatus(pool);
     if (status.unknown.length > 0) {
-      return fail(`the database holds ${status.unknown.length} migration(s) this code does not know (${status.unknown.join(', ')}): run the release that applied them, or newer`);
+      return fail(
+        `the database holds ${status.unknown.length} migration(s) this code does not know (${status.unknown.join(', ')}): run the release that applied them, or newer`,
+      );
     }
     if (status.pending > 0) {
       return warn(`${status.pending} migration(s) pending (${status.pendingNames.join(', ')}): run backplane migrate up`);
@@ -219,7 +223,9 @@ export const limiterCheck: Check = {
     }
     const seconds = Math.round(hostNow() / 1000 - since);
     const message = `an instance on this host has decided rate limits alone for ${seconds} s (database errors or slow decisions)`;
-    return seconds > ALONE_FAIL_SECONDS ? fail(`${message}: check the database's load and the limiter's connections`) : warn(`${message}: watch backplane_ratelimit_fallbacks_total`);
+    return seconds > ALONE_FAIL_SECONDS
+      ? fail(`${message}: check the database's load and the limiter's connections`)
+      : warn(`${message}: watch backplane_ratelimit_fallbacks_total`);
   },
 };
 

@@ -38,7 +38,9 @@ export async function jobs(flags: Flags): Promise<number> {
         if (json) {
           printJson(definition);
         } else {
-          console.log(`${definition.name} ${definition.enabled ? 'enabled' : 'disabled'} (version ${definition.version}); every instance follows within a second`);
+          console.log(
+            `${definition.name} ${definition.enabled ? 'enabled' : 'disabled'} (version ${definition.version}); every instance follows within a second`,
+          );
         }
       }),
     { schema: 'current' },

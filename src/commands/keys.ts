@@ -29,7 +29,10 @@ export async function keys(flags: Flags): Promise<number> {
     if (hasFlag(flags, 'json')) {
       printJson({ keys: entries, from_environment: Boolean(config.jwtPrivateKey) });
     } else {
-      printTable(['KID', 'STATE', 'CREATED', 'VERIFIES UNTIL'], entries.map((key) => [key.kid, key.state, key.created_at, key.verifies_until]));
+      printTable(
+        ['KID', 'STATE', 'CREATED', 'VERIFIES UNTIL'],
+        entries.map((key) => [key.kid, key.state, key.created_at, key.verifies_until]),
+      );
     }
     return 0;
   }

@@ -27,7 +27,7 @@ function commandsOf(application: Application | undefined): TopCommand[] {
 async function main(argv: string[], application: Application | undefined): Promise<number> {
   const commands = commandsOf(application);
   const [first, ...others] = argv;
-  if (first === undefined || first === 'help' && others.length === 0 || first === '--help' || first === '-h') {
+  if (first === undefined || (first === 'help' && others.length === 0) || first === '--help' || first === '-h') {
     console.log(commandList(commands));
     return 0;
   }

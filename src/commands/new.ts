@@ -18,7 +18,11 @@ const PACKAGE_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/;
 
 /** The package name as a DNS label (RFC 1123): the namespace, image and host name in deploy/ (@acme/orders.api → orders-api). */
 export function dnsName(name: string): string {
-  const label = name.replace(/^@[^/]*\//, '').replace(/[^a-z0-9-]+/g, '-').slice(0, 63).replace(/^-+|-+$/g, '');
+  const label = name
+    .replace(/^@[^/]*\//, '')
+    .replace(/[^a-z0-9-]+/g, '-')
+    .slice(0, 63)
+    .replace(/^-+|-+$/g, '');
   return label || 'app';
 }
 
@@ -43,7 +47,8 @@ function applicationFile(file: string, text: string, words: { name: string; dnsN
 }
 
 function gitCommit(dir: string): void {
-  const git = (args: string[], env: NodeJS.ProcessEnv = process.env) => execFileSync('git', args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const git = (args: string[], env: NodeJS.ProcessEnv = process.env) =>
+    execFileSync('git', args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   git(['init', '-q']);
   git(['add', '-A']);
   let named = true;
@@ -53,7 +58,15 @@ function gitCommit(dir: string): void {
     named = false;
   }
   // A machine with no git identity (a fresh container) still gets its first commit, by a name that says who made it.
-  const env = named ? process.env : { ...process.env, GIT_AUTHOR_NAME: 'backplane new', GIT_AUTHOR_EMAIL: 'backplane@localhost', GIT_COMMITTER_NAME: 'backplane new', GIT_COMMITTER_EMAIL: 'backplane@localhost' };
+  const env = named
+    ? process.env
+    : {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'backplane new',
+        GIT_AUTHOR_EMAIL: 'backplane@localhost',
+        GIT_COMMITTER_NAME: 'backplane new',
+        GIT_COMMITTER_EMAIL: 'backplane@localhost',
+      };
   git(['commit', '-q', '-m', 'Create the application with backplane new'], env);
 }
 
@@ -122,6 +135,8 @@ export async function newApplication(flags: Flags): Promise<number> {
   }
   const shown = target!;
   console.log(`created ${name} on backplane ${release} in ${shown}${hasFlag(flags, 'no-git') ? '' : ' (git repository, first commit)'}`);
-  console.log(`next:\n  cd ${shown}\n  npm install && npm start     # the service and its example module, on an embedded PostgreSQL\n  npm test                     # the application's tests, on a throw-away database`);
+  console.log(
+    `next:\n  cd ${shown}\n  npm install && npm start     # the service and its example module, on an embedded PostgreSQL\n  npm test                     # the application's tests, on a throw-away database`,
+  );
   return 0;
 }

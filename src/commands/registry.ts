@@ -7,7 +7,7 @@ export interface TopCommand extends CommandSpec {
   load: () => Promise<Command>;
 }
 
-const EMAIL = { email: { type: 'string', value: 'E', description: 'the account\'s email address' } } as const;
+const EMAIL = { email: { type: 'string', value: 'E', description: "the account's email address" } } as const;
 
 /** Every command the binary knows, declared once: parsing, --help and the command list come from here. */
 export const COMMANDS: TopCommand[] = [
@@ -43,7 +43,7 @@ export const COMMANDS: TopCommand[] = [
         },
       },
       { name: 'list', summary: 'every account with its roles', flags: { ...JSON_FLAG } },
-      { name: 'lock', summary: 'end an account\'s access on every instance', flags: { ...EMAIL, ...REASON_FLAG } },
+      { name: 'lock', summary: "end an account's access on every instance", flags: { ...EMAIL, ...REASON_FLAG } },
       { name: 'unlock', summary: 'allow a locked account again', flags: { ...EMAIL, ...REASON_FLAG } },
     ],
     load: async () => (await import('./accounts.ts')).accounts,
@@ -102,7 +102,11 @@ export const COMMANDS: TopCommand[] = [
     name: 'settings',
     summary: 'read and change runtime settings, as PUT /ops/settings does (audited)',
     subcommands: [
-      { name: 'list', summary: 'every setting with its value and default', flags: { group: { type: 'string', value: 'G', description: 'only this group' }, ...JSON_FLAG } },
+      {
+        name: 'list',
+        summary: 'every setting with its value and default',
+        flags: { group: { type: 'string', value: 'G', description: 'only this group' }, ...JSON_FLAG },
+      },
       { name: 'get', summary: 'one setting', args: ['NAME'], flags: { ...JSON_FLAG } },
       {
         name: 'set',
@@ -131,7 +135,11 @@ export const COMMANDS: TopCommand[] = [
       {
         name: 'list',
         summary: 'instances, newest first',
-        flags: { running: { type: 'boolean', description: 'only running instances' }, limit: { type: 'string', value: 'N', description: 'at most N (default 50)' }, ...JSON_FLAG },
+        flags: {
+          running: { type: 'boolean', description: 'only running instances' },
+          limit: { type: 'string', value: 'N', description: 'at most N (default 50)' },
+          ...JSON_FLAG,
+        },
       },
     ],
     load: async () => (await import('./instances.ts')).instances,
@@ -156,20 +164,33 @@ export const COMMANDS: TopCommand[] = [
   {
     name: 'doctor',
     summary: 'check configuration, database, migrations, clocks, capacity, instances, jobs and providers; exit 1 on any fail',
-    flags: { 'api-dir': { type: 'string', value: 'DIR', description: 'the generated API files to compare (default the application\'s api/, or Backplane\'s outside an application)' }, ...JSON_FLAG },
+    flags: {
+      'api-dir': {
+        type: 'string',
+        value: 'DIR',
+        description: "the generated API files to compare (default the application's api/, or Backplane's outside an application)",
+      },
+      ...JSON_FLAG,
+    },
     load: async () => (await import('./doctor.ts')).doctor,
   },
   {
     name: 'upgrade',
     summary:
-      'upgrade an application (proved on a throw-away database and its tests; a failure puts everything back) or a deployment repository and the database to this release, with the release notes\' actions evaluated; ' +
-      `in an application it exits ${Object.entries(STEP_EXIT_CODES).map(([step, code]) => `${code} when ${step} fails`).join(', ')}, 1 when refused, 128+N on a signal`,
+      "upgrade an application (proved on a throw-away database and its tests; a failure puts everything back) or a deployment repository and the database to this release, with the release notes' actions evaluated; " +
+      `in an application it exits ${Object.entries(STEP_EXIT_CODES)
+        .map(([step, code]) => `${code} when ${step} fails`)
+        .join(', ')}, 1 when refused, 128+N on a signal`,
     flags: {
       from: { type: 'string', value: 'vX.Y', description: 'the release the deployment runs; needed only without backplane.lock' },
-      to: { type: 'string', value: 'vX.Y', description: 'the release to upgrade to (default this backplane\'s version)' },
+      to: { type: 'string', value: 'vX.Y', description: "the release to upgrade to (default this backplane's version)" },
       dir: { type: 'string', value: 'PATH', description: 'the deployment repository (default the current directory)' },
       overlay: { type: 'string', value: 'PATH', description: 'the kustomize overlay in it (default deploy/kubernetes/overlays/production)' },
-      package: { type: 'string', value: 'SPEC', description: 'in an application: where it gets the new backplane, an npm spec or a tarball (default ^the target)' },
+      package: {
+        type: 'string',
+        value: 'SPEC',
+        description: 'in an application: where it gets the new backplane, an npm spec or a tarball (default ^the target)',
+      },
       'dry-run': { type: 'boolean', description: 'show the actions and the plan; change nothing anywhere' },
       ...JSON_FLAG,
     },
@@ -180,8 +201,12 @@ export const COMMANDS: TopCommand[] = [
     summary: 'create an application built on Backplane in a new or empty folder (writes files, installs nothing)',
     args: ['DIR'],
     flags: {
-      name: { type: 'string', value: 'NAME', description: 'the npm package name (default the folder\'s name)' },
-      package: { type: 'string', value: 'SPEC', description: 'where the application gets backplane: an npm spec, or a tarball or folder for offline use (default ^this version)' },
+      name: { type: 'string', value: 'NAME', description: "the npm package name (default the folder's name)" },
+      package: {
+        type: 'string',
+        value: 'SPEC',
+        description: 'where the application gets backplane: an npm spec, or a tarball or folder for offline use (default ^this version)',
+      },
       'no-git': { type: 'boolean', description: 'no git repository and first commit' },
     },
     load: async () => (await import('./new.ts')).newApplication,

@@ -18,16 +18,22 @@ export async function roles(flags: Flags): Promise<number> {
       throw new UsageError(`permission ${JSON.stringify(invalid)} is not a permission name: ${DOTTED_NAME_RULE}`);
     }
     const role = await withDatabase(
-      (pool) => withRoleChange(pool, recordAuditEvent, (tx) => createRoleBy(tx, recordAuditEvent, { name: first, permissions: flagList(flags, 'permission'), reason }, OPERATOR)),
+      (pool) =>
+        withRoleChange(pool, recordAuditEvent, (tx) =>
+          createRoleBy(tx, recordAuditEvent, { name: first, permissions: flagList(flags, 'permission'), reason }, OPERATOR),
+        ),
       { schema: 'current' },
     );
     console.log(`created role ${role.name}: ${role.permissions.join(', ') || '(no permissions)'}`);
     return 0;
   }
   if (action === 'grant' && first && second) {
-    await withDatabase((pool) => withRoleChange(pool, recordAuditEvent, (tx) => grantRoleBy(tx, recordAuditEvent, { email: first, role: second, reason }, OPERATOR)), {
-      schema: 'current',
-    });
+    await withDatabase(
+      (pool) => withRoleChange(pool, recordAuditEvent, (tx) => grantRoleBy(tx, recordAuditEvent, { email: first, role: second, reason }, OPERATOR)),
+      {
+        schema: 'current',
+      },
+    );
     console.log(`granted ${second} to ${first}`);
     return 0;
   }
@@ -37,7 +43,10 @@ export async function roles(flags: Flags): Promise<number> {
     if (hasFlag(flags, 'json')) {
       printJson({ roles: entries });
     } else {
-      printTable(['ROLE', 'BUILT-IN', 'PERMISSIONS'], entries.map((role) => [role.name, role.builtin ? 'yes' : '', role.permissions.join(',')]));
+      printTable(
+        ['ROLE', 'BUILT-IN', 'PERMISSIONS'],
+        entries.map((role) => [role.name, role.builtin ? 'yes' : '', role.permissions.join(',')]),
+      );
     }
     return 0;
   }

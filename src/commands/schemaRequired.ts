@@ -18,8 +18,16 @@ export async function requireCurrentSchema(pool: pg.Pool): Promise<void> {
     return;
   }
   if (applied.size === 0) {
-    throw new SchemaNotCurrent('the database has no schema yet: run backplane migrate up (or start the service, which applies migrations), then this command again');
+    throw new SchemaNotCurrent(
+      'the database has no schema yet: run backplane migrate up (or start the service, which applies migrations), then this command again',
+    );
   }
-  const names = pending.slice(0, NAMES_SHOWN).map((file) => file.name).join(', ') + (pending.length > NAMES_SHOWN ? ', …' : '');
-  throw new SchemaNotCurrent(`the database's schema is behind this code, ${pending.length} migration(s) pending (${names}): run backplane migrate up, then this command again`);
+  const names =
+    pending
+      .slice(0, NAMES_SHOWN)
+      .map((file) => file.name)
+      .join(', ') + (pending.length > NAMES_SHOWN ? ', …' : '');
+  throw new SchemaNotCurrent(
+    `the database's schema is behind this code, ${pending.length} migration(s) pending (${names}): run backplane migrate up, then this command again`,
+  );
 }

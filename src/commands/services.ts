@@ -66,7 +66,10 @@ function commandPlatform(pool: pg.Pool, url: string): Platform {
  * module's jobs and settings. Nothing is started: no scheduler, no workers, no heartbeat.
  */
 export async function withServices<T>(pool: pg.Pool, url: string, config: Config, work: (services: CliServices) => Promise<T>): Promise<T> {
-  const modules = await createModules(await currentApplication(), config, commandPlatform(pool, url), { serving: false, only: ['audit', 'settings', 'retention', 'jobs'] });
+  const modules = await createModules(await currentApplication(), config, commandPlatform(pool, url), {
+    serving: false,
+    only: ['audit', 'settings', 'retention', 'jobs'],
+  });
   try {
     return await work({
       settings: modules.api<{ service: SettingsService }>('settings').service,

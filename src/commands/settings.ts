@@ -25,7 +25,13 @@ function print(flags: Flags, settings: Setting[], single: boolean): void {
   }
   printTable(
     ['NAME', 'VALUE', 'DEFAULT', 'VERSION', 'UPDATED BY'],
-    settings.map((entry) => [entry.name, `${String(entry.value)}${entry.invalid_stored_value ? ' (stored value invalid)' : ''}`, String(entry.default), entry.version, entry.updated_by]),
+    settings.map((entry) => [
+      entry.name,
+      `${String(entry.value)}${entry.invalid_stored_value ? ' (stored value invalid)' : ''}`,
+      String(entry.default),
+      entry.version,
+      entry.updated_by,
+    ]),
   );
 }
 

@@ -18,19 +18,22 @@ export async function token(flags: Flags): Promise<number> {
     throw new UsageError('--ttl must be a duration such as 15m, 1.5h or 90s, at most 24h');
   }
   const config = loadConfig();
-  const issued = await withDatabase(async (pool) => {
-    const key = await openStoredSigningKey(pool, config);
-    const result = await issueCliToken(pool, key, email, ttl);
-    // No token leaves without its trace: a failed audit write fails the command.
-    await recordAuditEvent(pool, {
-      action: 'auth.token.issued',
-      actor: CLI_ACTOR,
-      resource: { type: 'account', id: result.account.id },
-      outcome: 'success',
-      metadata: { email: result.account.emailNormalized, ttl_seconds: ttl, methods: ['cli'] },
-    });
-    return result.issued;
-  }, { schema: 'current' });
+  const issued = await withDatabase(
+    async (pool) => {
+      const key = await openStoredSigningKey(pool, config);
+      const result = await issueCliToken(pool, key, email, ttl);
+      // No token leaves without its trace: a failed audit write fails the command.
+      await recordAuditEvent(pool, {
+        action: 'auth.token.issued',
+        actor: CLI_ACTOR,
+        resource: { type: 'account', id: result.account.id },
+        outcome: 'success',
+        metadata: { email: result.account.emailNormalized, ttl_seconds: ttl, methods: ['cli'] },
+      });
+      return result.issued;
+    },
+    { schema: 'current' },
+  );
   console.log(issued.token);
   return 0;
 }

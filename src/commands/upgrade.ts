@@ -134,7 +134,9 @@ async function run(flags: Flags): Promise<number> {
   }
   const build = normalizeVersion(loadBuildInfo().version)!;
   if (compareVersions(from, build) > 0) {
-    throw new UpgradeRefused(`the deployment runs ${from}, newer than this backplane (${build}): upgrade never goes backwards; use the backplane of ${from} or newer`);
+    throw new UpgradeRefused(
+      `the deployment runs ${from}, newer than this backplane (${build}): upgrade never goes backwards; use the backplane of ${from} or newer`,
+    );
   }
   const to = toFlag ?? build;
   if (compareVersions(to, build) > 0) {
@@ -146,7 +148,18 @@ async function run(flags: Flags): Promise<number> {
   if (compareVersions(to, from) === 0) {
     // Automation runs upgrade every time: already there is a success with nothing to do.
     if (json) {
-      const report: NothingToDo = { from, to, dir: given, dry_run: dryRun, nothing_to_do: true, releases: [], committed: false, commit: null, migrations_applied: [], doctor: null };
+      const report: NothingToDo = {
+        from,
+        to,
+        dir: given,
+        dry_run: dryRun,
+        nothing_to_do: true,
+        releases: [],
+        committed: false,
+        commit: null,
+        migrations_applied: [],
+        doctor: null,
+      };
       printJson(report);
     } else {
       say(`${isApplication(dir) ? 'the application' : 'the deployment'} already runs ${to}: nothing to upgrade`);
@@ -218,7 +231,9 @@ async function run(flags: Flags): Promise<number> {
     doctor: null,
   };
   if (dryRun) {
-    say(`\nwould create branch ${branch}, set the image to ${retagged.image} in ${overlayDir}, write ${LOCK_FILE} and commit; then apply migrations and run doctor`);
+    say(
+      `\nwould create branch ${branch}, set the image to ${retagged.image} in ${overlayDir}, write ${LOCK_FILE} and commit; then apply migrations and run doctor`,
+    );
     if (json) {
       printJson(report);
     }
@@ -249,7 +264,10 @@ async function run(flags: Flags): Promise<number> {
     printJson(report);
   } else {
     say('\ndoctor:');
-    printTable(['STATUS', 'CHECK', 'FINDING'], report.doctor.checks.map((result) => [result.status, result.check, result.message]));
+    printTable(
+      ['STATUS', 'CHECK', 'FINDING'],
+      report.doctor.checks.map((result) => [result.status, result.check, result.message]),
+    );
     say(`\nnext: review and merge ${branch}, then deploy; merging and deploying stay yours`);
   }
   return report.doctor.ok ? 0 : 1;

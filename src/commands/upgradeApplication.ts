@@ -38,12 +38,21 @@ export interface ApplicationUpgradeReport {
   dir: string;
   dry_run: boolean;
   nothing_to_do: boolean;
-  releases: Array<{ version: string; changes: Array<{ change: string; action: string; check: string | null; needed: boolean | null; finding: string | null }> }>;
+  releases: Array<{
+    version: string;
+    changes: Array<{ change: string; action: string; check: string | null; needed: boolean | null; finding: string | null }>;
+  }>;
   branch: string;
   package: string;
   lock: ApplicationLock | null;
   /** npm install, loading the application, migrate up and doctor (on a throw-away database), npm test: each as it ended; null where not reached. */
-  steps: { install: boolean | null; load: boolean | null; migrate: boolean | null; tests: boolean | null; doctor: { ok: boolean; checks: CheckResult[] } | null };
+  steps: {
+    install: boolean | null;
+    load: boolean | null;
+    migrate: boolean | null;
+    tests: boolean | null;
+    doctor: { ok: boolean; checks: CheckResult[] } | null;
+  };
   /** The throw-away database the migrations and doctor ran on: a copy of the developer's, or an empty one and why. */
   database: { copy: boolean; why_not_a_copy: string | null } | null;
   /** The step that failed, its exit code and the first line of why; null on success. */
@@ -76,7 +85,11 @@ function replicasOf(overlay: string): number {
 /** The migrations folders of the application's modules where `new` puts them (src/modules/<name>/migrations): read without composing the application. */
 function moduleMigrationFolders(dir: string): { set: string; dir: string }[] {
   const modules = join(dir, 'src', 'modules');
-  return existsSync(modules) ? readdirSync(modules, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => ({ set: entry.name, dir: join(modules, entry.name, 'migrations') })) : [];
+  return existsSync(modules)
+    ? readdirSync(modules, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => ({ set: entry.name, dir: join(modules, entry.name, 'migrations') }))
+    : [];
 }
 
 /**
@@ -113,7 +126,10 @@ export async function upgradeApplication(flags: Flags, dir: string, root: string
   const releases = RELEASES.filter((release) => compareVersions(release.version, from) > 0 && compareVersions(release.version, to) <= 0);
   progress('evaluating release notes against the database');
   const migrationFolders = [join(dir, 'migrations'), ...moduleMigrationFolders(dir).map((folder) => folder.dir)];
-  const evaluated = await evaluateReleases(releases, overlay, replicasOf(overlay), { release: { dir: migrationsDir, version: build }, folders: migrationFolders });
+  const evaluated = await evaluateReleases(releases, overlay, replicasOf(overlay), {
+    release: { dir: migrationsDir, version: build },
+    folders: migrationFolders,
+  });
   say(`upgrade the application in ${dir}: backplane ${from} → ${to}${dryRun ? ' (dry run: nothing changes)' : ''}`);
   for (const release of releases) {
     say(`\n${release.version}`);
@@ -150,12 +166,16 @@ export async function upgradeApplication(flags: Flags, dir: string, root: string
     return code;
   };
   if (dryRun) {
-    say(`\nwould set backplane to ${spec} and npm install, load the application, apply the migrations to a throw-away copy of the database, run npm test and doctor, then write ${LOCK_FILE} and commit on branch ${branch}; a failure would put everything back`);
+    say(
+      `\nwould set backplane to ${spec} and npm install, load the application, apply the migrations to a throw-away copy of the database, run npm test and doctor, then write ${LOCK_FILE} and commit on branch ${branch}; a failure would put everything back`,
+    );
     return finish(0);
   }
   const code = await applyUpgrade({ dir, from, to, spec, branch, migrationFolders, report });
   if (code === 0 && !json && report.steps.doctor) {
-    say(`\ncommitted on branch ${branch}: backplane ${spec}, ${LOCK_FILE}; the application loads, the migrations apply to ${report.database?.copy ? 'a copy of your database' : 'a fresh database'}, its tests pass`);
+    say(
+      `\ncommitted on branch ${branch}: backplane ${spec}, ${LOCK_FILE}; the application loads, the migrations apply to ${report.database?.copy ? 'a copy of your database' : 'a fresh database'}, its tests pass`,
+    );
     say('\ndoctor:');
     report.steps.doctor.checks.forEach((result) => say(`  ${result.status.padEnd(5)} ${result.check.padEnd(16)} ${result.message}`));
     say('\nyour database is as it was: npm start (or npx backplane migrate up) applies the new migrations to it');

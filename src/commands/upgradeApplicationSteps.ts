@@ -135,7 +135,14 @@ export async function applyUpgrade(work: UpgradeWork): Promise<number> {
 }
 
 /** The steps up to doctor; the first that fails, or undefined when all passed. */
-async function prove(work: UpgradeWork, runner: StepRunner, scratch: ScratchDatabase, database: DatabaseHandle, at: { step: UpgradeStep }, stopped: () => boolean): Promise<Failure | undefined> {
+async function prove(
+  work: UpgradeWork,
+  runner: StepRunner,
+  scratch: ScratchDatabase,
+  database: DatabaseHandle,
+  at: { step: UpgradeStep },
+  stopped: () => boolean,
+): Promise<Failure | undefined> {
   const { dir, report, spec, to } = work;
   const pkgPath = join(dir, 'package.json');
   const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { dependencies: Record<string, string>; backplane?: unknown };
@@ -154,7 +161,9 @@ async function prove(work: UpgradeWork, runner: StepRunner, scratch: ScratchData
     return { step: 'install', reason: firstReason('install', install.output, `npm install ${install.exit}`) };
   }
   const installedPkg = join(dir, 'node_modules', 'backplane', 'package.json');
-  const installed = existsSync(installedPkg) ? normalizeVersion(String((JSON.parse(readFileSync(installedPkg, 'utf8')) as { version?: unknown }).version)) : undefined;
+  const installed = existsSync(installedPkg)
+    ? normalizeVersion(String((JSON.parse(readFileSync(installedPkg, 'utf8')) as { version?: unknown }).version))
+    : undefined;
   if (installed !== to) {
     report.steps.install = false;
     return { step: 'install', reason: `${spec} installed backplane ${installed ?? 'of no release'}, not ${to}: pass --package with ${to}` };
@@ -172,7 +181,9 @@ async function prove(work: UpgradeWork, runner: StepRunner, scratch: ScratchData
 
   at.step = 'migrations';
   progress(`applying the migrations to the throw-away database (${scratch.copy ? 'a copy of yours' : `an empty one: ${scratch.why}`})`);
-  const clash = await migrationClash({ dir: join(dir, 'node_modules', 'backplane', 'migrations'), version: to }, work.migrationFolders, () => appliedMigrationsAt(database.directUrl));
+  const clash = await migrationClash({ dir: join(dir, 'node_modules', 'backplane', 'migrations'), version: to }, work.migrationFolders, () =>
+    appliedMigrationsAt(database.directUrl),
+  );
   if (clash) {
     report.steps.migrate = false;
     return { step: 'migrations', reason: clash };
@@ -184,7 +195,7 @@ async function prove(work: UpgradeWork, runner: StepRunner, scratch: ScratchData
   }
 
   at.step = 'tests';
-  progress('running the application\'s tests (npm test)');
+  progress("running the application's tests (npm test)");
   // The tests make a throw-away database of their own, never the developer's.
   const testEnv = { ...process.env };
   delete testEnv.DATABASE_URL;
@@ -201,7 +212,10 @@ async function prove(work: UpgradeWork, runner: StepRunner, scratch: ScratchData
   try {
     report.steps.doctor = JSON.parse(doctor.stdout) as { ok: boolean; checks: CheckResult[] };
   } catch {
-    report.steps.doctor = { ok: false, checks: [{ check: 'doctor', status: 'fail', message: `doctor did not answer (${firstReason('load', doctor.output, doctor.exit)})` }] };
+    report.steps.doctor = {
+      ok: false,
+      checks: [{ check: 'doctor', status: 'fail', message: `doctor did not answer (${firstReason('load', doctor.output, doctor.exit)})` }],
+    };
   }
   const failed = report.steps.doctor.checks.find((check) => check.status === 'fail');
   if (!report.steps.doctor.ok || stopped()) {
@@ -220,7 +234,12 @@ function commit(work: UpgradeWork): Failure | undefined {
   git(dir, ['checkout', '-q', '-b', branch]);
   try {
     git(dir, ['add', '--', 'package.json', ...['package-lock.json', 'npm-shrinkwrap.json'].filter((name) => existsSync(join(dir, name))), LOCK_FILE]);
-    git(dir, ['commit', '-q', '-m', `Upgrade backplane ${from} → ${to}\n\nbackplane ${spec}; the application loads, the migrations apply to a copy of the database, npm test and doctor pass. Written by backplane upgrade.`]);
+    git(dir, [
+      'commit',
+      '-q',
+      '-m',
+      `Upgrade backplane ${from} → ${to}\n\nbackplane ${spec}; the application loads, the migrations apply to a copy of the database, npm test and doctor pass. Written by backplane upgrade.`,
+    ]);
   } catch (error) {
     // The branch still points where it started: back to the start with the changes, then the branch goes.
     git(dir, ['reset', '-q']);

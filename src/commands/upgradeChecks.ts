@@ -34,7 +34,10 @@ export const ACTION_CHECKS: Record<ActionCheck, (context: UpgradeContext) => Pro
     const overview = await describeRetention(services.retention);
     const audit = overview.kinds.find((kind) => kind.kind === 'audit_events')!;
     if (!audit.enabled || audit.past_cutoff === 0) {
-      return { needed: false, finding: audit.enabled ? `no audit events are older than ${audit.value}` : 'the retention job is disabled: nothing will be deleted' };
+      return {
+        needed: false,
+        finding: audit.enabled ? `no audit events are older than ${audit.value}` : 'the retention job is disabled: nothing will be deleted',
+      };
     }
     return {
       needed: true,
@@ -55,14 +58,17 @@ export const ACTION_CHECKS: Record<ActionCheck, (context: UpgradeContext) => Pro
     const running = await countRunningInstances(pool, 3 * config.heartbeatSeconds);
     const instances = Math.max(running, replicas);
     return instances > 1
-      ? { needed: true, finding: `several instances (${running} running, ${replicas} replicas in the overlay): sign-in limits become stricter; raise auth.login_attempts and auth.ip_requests_per_minute if needed` }
+      ? {
+          needed: true,
+          finding: `several instances (${running} running, ${replicas} replicas in the overlay): sign-in limits become stricter; raise auth.login_attempts and auth.ip_requests_per_minute if needed`,
+        }
       : { needed: false, finding: 'one instance: limits are unchanged' };
   },
 
   async trusted_proxies({ overlay }) {
     return /APP_TRUSTED_PROXIES=\S+/.test(overlay)
       ? { needed: false, finding: 'APP_TRUSTED_PROXIES is set in the overlay' }
-      : { needed: true, finding: 'APP_TRUSTED_PROXIES is not set in the overlay: set it to your proxies\' range if the service runs behind one' };
+      : { needed: true, finding: "APP_TRUSTED_PROXIES is not set in the overlay: set it to your proxies' range if the service runs behind one" };
   },
 
   async migrations({ pool }) {
@@ -81,7 +87,13 @@ export const releaseReport = (releases: ReleaseNotes[], evaluated: EvaluatedChan
     version: release.version,
     changes: evaluated
       .filter((item) => item.release === release)
-      .map((item) => ({ change: item.change.change, action: item.change.action, check: item.change.check ?? null, needed: item.evaluation?.needed ?? null, finding: item.evaluation?.finding ?? null })),
+      .map((item) => ({
+        change: item.change.change,
+        action: item.change.action,
+        check: item.change.check ?? null,
+        needed: item.evaluation?.needed ?? null,
+        finding: item.evaluation?.finding ?? null,
+      })),
   }));
 
 /** In an application: this release's migrations and the application's folders, checked for a version both use. */
@@ -112,10 +124,14 @@ async function evaluateAgainstDatabase(releases: ReleaseNotes[], overlay: string
       }
       const status = await migrationStatus(pool);
       if (status.current === 0) {
-        throw new UpgradeRefused('the database has no migrations applied: it is not this deployment\'s database or the deployment never started; check DATABASE_URL');
+        throw new UpgradeRefused(
+          "the database has no migrations applied: it is not this deployment's database or the deployment never started; check DATABASE_URL",
+        );
       }
       if (status.unknown.length) {
-        throw new UpgradeRefused(`the database holds migrations this release does not know (${status.unknown.join(', ')}): it runs a newer release, and upgrade never goes backwards`);
+        throw new UpgradeRefused(
+          `the database holds migrations this release does not know (${status.unknown.join(', ')}): it runs a newer release, and upgrade never goes backwards`,
+        );
       }
       try {
         return await withServices(pool, url, config, async (services) => {

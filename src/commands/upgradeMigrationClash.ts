@@ -4,7 +4,11 @@ import pg from 'pg';
 const FILE_PATTERN = /^(\d{14})_[a-z0-9_]+\.sql$/;
 
 const migrationsIn = (dir: string) =>
-  existsSync(dir) ? readdirSync(dir).filter((name) => FILE_PATTERN.test(name)).map((name) => ({ version: FILE_PATTERN.exec(name)![1]!, name: name.replace(/\.sql$/, '') })) : [];
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((name) => FILE_PATTERN.test(name))
+        .map((name) => ({ version: FILE_PATTERN.exec(name)![1]!, name: name.replace(/\.sql$/, '') }))
+    : [];
 
 /** The migrations a database has applied, version (as text) to name; none when it has no ledger yet. */
 export type AppliedMigrations = () => Promise<Map<string, string>>;
@@ -36,7 +40,11 @@ export async function appliedMigrationsAt(url: string): Promise<Map<string, stri
  * application's migration that a database has applied would run it again there and count the
  * release's as applied: only one no database has applied may be renamed.
  */
-export async function migrationClash(release: { dir: string; version: string }, applicationFolders: string[], applied: AppliedMigrations): Promise<string | undefined> {
+export async function migrationClash(
+  release: { dir: string; version: string },
+  applicationFolders: string[],
+  applied: AppliedMigrations,
+): Promise<string | undefined> {
   const released = new Map(migrationsIn(release.dir).map((file) => [file.version, file.name]));
   const clash = applicationFolders.flatMap(migrationsIn).find((file) => released.has(file.version));
   if (!clash) {

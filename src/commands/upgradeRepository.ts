@@ -13,7 +13,12 @@ export function git(dir: string, args: string[]): string {
 export function oneLine(error: unknown): string {
   const stderr = String((error as { stderr?: unknown }).stderr ?? '');
   const text = stderr.trim() ? stderr : String((error as Error).message ?? error);
-  return text.split('\n').map((line) => line.trim()).find(Boolean) ?? 'unknown error';
+  return (
+    text
+      .split('\n')
+      .map((line) => line.trim())
+      .find(Boolean) ?? 'unknown error'
+  );
 }
 
 /** The deployment repository: dir and the work tree's top, both with symlinks resolved. */

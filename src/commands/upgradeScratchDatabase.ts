@@ -45,7 +45,9 @@ export async function createScratchDatabase(url: string, description: string): P
   try {
     client = await connectBeside(url);
   } catch (error) {
-    throw new UpgradeRefused(`upgrade tries the migrations on a throw-away database and cannot reach the server of ${description} (${oneLine(error)}); nothing was changed`);
+    throw new UpgradeRefused(
+      `upgrade tries the migrations on a throw-away database and cannot reach the server of ${description} (${oneLine(error)}); nothing was changed`,
+    );
   }
   try {
     const made = await client
@@ -56,7 +58,9 @@ export async function createScratchDatabase(url: string, description: string): P
         return { copy: false as const, why: oneLine(error) };
       })
       .catch((error: unknown) => {
-        throw new UpgradeRefused(`upgrade tries the migrations on a throw-away database and ${description} refused to create one (${oneLine(error)}): let this user create databases; nothing was changed`);
+        throw new UpgradeRefused(
+          `upgrade tries the migrations on a throw-away database and ${description} refused to create one (${oneLine(error)}): let this user create databases; nothing was changed`,
+        );
       });
     return {
       url: withPath(url, name),

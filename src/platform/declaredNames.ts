@@ -34,4 +34,9 @@ export function refusedName(kind: DeclaredKind, name: string, namespaces: readon
 
 /** A route as the router matches it: any case, with or without a trailing slash, whatever its parameters are called. */
 export const routeKey = (method: string, path: string): string =>
-  `${method.toUpperCase()} ${path.toLowerCase().replace(/\{[^}]*\}/g, '{}').replace(/\/+$/, '') || '/'}`;
+  `${method.toUpperCase()} ${
+    path
+      .toLowerCase()
+      .replace(/\{[^}]*\}/g, '{}')
+      .replace(/\/+$/, '') || '/'
+  }`;

@@ -19,11 +19,7 @@ export class AppError extends Error {
   readonly headers: Record<string, string> | undefined;
 
   /** `cause` is logged, never answered; `issues` and `headers` go with the answer. */
-  constructor(
-    code: string,
-    message: string,
-    options: { cause?: unknown; issues?: FieldIssue[]; headers?: Record<string, string> } = {},
-  ) {
+  constructor(code: string, message: string, options: { cause?: unknown; issues?: FieldIssue[]; headers?: Record<string, string> } = {}) {
     // An AppError is an answer (404, 429, ...), never logged with a stack: capturing one cost more
     // than the rest of a refused request.
     const depth = Error.stackTraceLimit;

@@ -28,7 +28,10 @@ test('every operation has real examples: a success answer and, with a body, a re
       const example = examples[name];
       t.truthy(example, `${name} has no example: run npm run api:examples`);
       if (!WITHOUT_SUCCESS_EXAMPLE.has(name)) {
-        t.true(Object.keys(example?.responses ?? {}).some((status) => status.startsWith('2')), `${name} has no success example`);
+        t.true(
+          Object.keys(example?.responses ?? {}).some((status) => status.startsWith('2')),
+          `${name} has no success example`,
+        );
       }
       if (operation.requestBody) {
         t.not(example?.request, undefined, `${name} has no request example`);
@@ -45,7 +48,11 @@ test('every example still fits the schema the document declares for it', (t) => 
     t.truthy(operation, `${name} is no longer an operation`);
     for (const [status, body] of Object.entries(example.responses)) {
       const type = Number(status) < 400 ? 'application/json' : 'application/problem+json';
-      t.deepEqual(undeclared(operation!, { status: Number(status), headers: new Headers({ 'content-type': type }), body: JSON.stringify(body) }), [], `${name} ${status}`);
+      t.deepEqual(
+        undeclared(operation!, { status: Number(status), headers: new Headers({ 'content-type': type }), body: JSON.stringify(body) }),
+        [],
+        `${name} ${status}`,
+      );
     }
     if (example.request !== undefined) {
       const validate = ajv.compile(document.paths[template]![method.toLowerCase()].requestBody.content['application/json'].schema);

@@ -30,7 +30,15 @@ test('a need listed after the module that needs it fails; so do two modules of o
 });
 
 test('a route checking a permission no module declares fails: in TypeScript, and at composition', (t) => {
-  const checked = defineRoute({ method: 'GET', path: '/x', tag: 'x', summary: 'x', permission: 'typed.write', responses: { 200: z.object({}) }, handler: () => ({}) });
+  const checked = defineRoute({
+    method: 'GET',
+    path: '/x',
+    tag: 'x',
+    summary: 'x',
+    permission: 'typed.write',
+    responses: { 200: z.object({}) },
+    handler: () => ({}),
+  });
   // @ts-expect-error -- typed.write is not among the module's declared permissions
   const typed = defineModule({ name: 'typed', permissions: { 'typed.read': 'x' }, routes: [checked] });
   t.throws(() => defineApplication({ name: 'app', modules: [typed] }), { instanceOf: CompositionError });
@@ -38,11 +46,14 @@ test('a route checking a permission no module declares fails: in TypeScript, and
 });
 
 test('a setting declared with reasonRequired: false is refused: every change of a setting needs a reason', (t) => {
-  const waiving = defineModule({ name: 'waiving', settings: [{ name: 'waiving.size', group: 'x', description: 'x', kind: 'integer', default: 1, min: 1, max: 2, reasonRequired: false }] });
+  const waiving = defineModule({
+    name: 'waiving',
+    settings: [{ name: 'waiving.size', group: 'x', description: 'x', kind: 'integer', default: 1, min: 1, max: 2, reasonRequired: false }],
+  });
   t.throws(() => defineApplication({ name: 'app', modules: [waiving] }), { instanceOf: CompositionError });
 });
 
-test('the application lists are collected from its modules: Backplane\'s and the application\'s', (t) => {
+test("the application lists are collected from its modules: Backplane's and the application's", (t) => {
   const composed = compose(notesApplication);
   t.true(composed.permissions.has('notes.read') && composed.permissions.has('ops.jobs.run'));
   t.true(composed.settings.some((setting) => setting.name === 'notes.page_size'));
@@ -61,7 +72,7 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-test.serial('an application\'s module is live beside Backplane\'s: its route, permission, setting and job', async (t) => {
+test.serial("an application's module is live beside Backplane's: its route, permission, setting and job", async (t) => {
   const instance = await startTestInstance(db.url, {}, { application: notesApplication });
   try {
     const reader = await accountWithToken(db.pool, { permissions: ['notes.read', 'ops.jobs.read', 'ops.settings.read'], methods: ['cli'] });
@@ -77,7 +88,12 @@ test.serial('an application\'s module is live beside Backplane\'s: its route, pe
     t.true(jobs.body.definitions.some((job) => job.name === 'notes_tidy'));
     // notes.page_size is declared reasonRequired: a change without a reason is refused, one with a reason applies.
     const writer = await accountWithToken(db.pool, { permissions: ['ops.settings.write'] });
-    const put = (body: object) => fetch(`${instance.url}/ops/settings/notes.page_size`, { method: 'PUT', headers: { ...bearer(writer.token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const put = (body: object) =>
+      fetch(`${instance.url}/ops/settings/notes.page_size`, {
+        method: 'PUT',
+        headers: { ...bearer(writer.token), 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const unexplained = await put({ value: 30 });
     t.is(unexplained.status, 422);
     t.is(((await unexplained.json()) as { code: string }).code, 'setting_reason_required');
@@ -113,7 +129,7 @@ test.serial('context.settings and context.recordAudit are given to a module that
   t.regex(refused!.message, /module unnamed uses module settings without naming it in its needs/);
 });
 
-test.serial('the application\'s backplane command grants its permissions and lists its jobs', async (t) => {
+test.serial("the application's backplane command grants its permissions and lists its jobs", async (t) => {
   const entry = join(import.meta.dirname, 'fixtures', 'notesApplication.ts');
   const env = { DATABASE_URL: db.url };
   const created = await runCli(['roles', 'create', 'note_readers', '--permission', 'notes.read', '--reason', 'notes team'], env, undefined, entry);
@@ -130,7 +146,7 @@ test.serial('the application\'s backplane command grants its permissions and lis
   t.is(refused.code, 1, 'Backplane alone declares no notes.read');
 });
 
-test.serial('the pod\'s primary starts the work each module declares and hands it every instance it forks', async (t) => {
+test.serial("the pod's primary starts the work each module declares and hands it every instance it forks", async (t) => {
   const cluster = await startCluster(db.url, 2, {}, join(import.meta.dirname, 'fixtures', 'notesApplication.ts'));
   try {
     const metrics = await (await fetch(cluster.metricsUrl)).text();

@@ -40,7 +40,11 @@ for (const [name, value] of [
 
 test('pool sizes default to 10, 4 and 3 connections and are read from the environment', (t) => {
   t.deepEqual(loadConfig({}).pools, { main: 10, rateLimit: 4, taskThread: 3 });
-  t.deepEqual(loadConfig({ DATABASE_POOL_SIZE: '25', DATABASE_RATELIMIT_POOL_SIZE: '2', DATABASE_TASK_POOL_SIZE: '2' }).pools, { main: 25, rateLimit: 2, taskThread: 2 });
+  t.deepEqual(loadConfig({ DATABASE_POOL_SIZE: '25', DATABASE_RATELIMIT_POOL_SIZE: '2', DATABASE_TASK_POOL_SIZE: '2' }).pools, {
+    main: 25,
+    rateLimit: 2,
+    taskThread: 2,
+  });
   t.is(loadConfig({}).databasePooling, 'session');
 });
 
@@ -56,7 +60,12 @@ test('transaction pooling needs a direct URL for LISTEN, named in the message', 
 
 test('the connection budget adds the pools, LISTEN and the purges of an instance that runs jobs', (t) => {
   // The pod's primary holds the decision pool for all its instances.
-  t.like(connectionBudget(loadConfig({ APP_INSTANCES: '2', APP_TASK_THREADS: '2' })), { perInstance: 10 + 1 + 6, directPerInstance: 7, perPod: 4, perProcess: 38 });
+  t.like(connectionBudget(loadConfig({ APP_INSTANCES: '2', APP_TASK_THREADS: '2' })), {
+    perInstance: 10 + 1 + 6,
+    directPerInstance: 7,
+    perPod: 4,
+    perProcess: 38,
+  });
   t.like(connectionBudget(loadConfig({ APP_INSTANCES: '1', APP_JOB_WORKERS: '0' })), { perInstance: 11, tasks: 0, perPod: 4 });
   t.like(connectionBudget(loadConfig({ APP_INSTANCES: '2', APP_TASK_THREADS: '2', APP_RATELIMIT_BATCHING: 'instance' })), {
     perInstance: 10 + 4 + 1 + 6,
@@ -65,7 +74,7 @@ test('the connection budget adds the pools, LISTEN and the purges of an instance
   });
 });
 
-test('the pod spaces one limiter\'s decision statements 20 ms apart unless told otherwise', (t) => {
+test("the pod spaces one limiter's decision statements 20 ms apart unless told otherwise", (t) => {
   t.is(loadConfig({}).rateLimitSpacingMs, 20);
   t.is(loadConfig({ APP_RATELIMIT_SPACING_MS: '0' }).rateLimitSpacingMs, 0);
   t.is(loadConfig({ APP_RATELIMIT_SPACING_MS: '150' }).rateLimitSpacingMs, 150);
@@ -97,9 +106,19 @@ test('job queues, lease and test jobs are read and checked', (t) => {
 });
 
 for (const value of [
-  '0.0.0.0/0', '::/0', '0.0.0.0/1,128.0.0.0/1', '::/1,8000::/1', '10.0.0.0/8,proxy.internal', '10.0.0.0/40', '10.0.0.0/8,',
+  '0.0.0.0/0',
+  '::/0',
+  '0.0.0.0/1,128.0.0.0/1',
+  '::/1,8000::/1',
+  '10.0.0.0/8,proxy.internal',
+  '10.0.0.0/40',
+  '10.0.0.0/8,',
   // Issue 30: near-cover lists, wider than "no IPv4 prefix shorter than /8, no IPv6 shorter than /16".
-  '::/1', '2000::/3', '0.0.0.0/1,128.0.0.0/2,192.0.0.0/3', '8.0.0.0/7', '::ffff:0:0/97',
+  '::/1',
+  '2000::/3',
+  '0.0.0.0/1,128.0.0.0/2,192.0.0.0/3',
+  '8.0.0.0/7',
+  '::ffff:0:0/97',
 ]) {
   test(`APP_TRUSTED_PROXIES=${value} stops start-up naming the variable`, (t) => {
     const error = t.throws(() => loadConfig({ APP_TRUSTED_PROXIES: value }), { instanceOf: ConfigError });
@@ -169,16 +188,23 @@ test('keep-alive timeout and instance liveness are read in seconds and checked',
 /** Writes secret files into a folder of the test's own; returns their paths by name. */
 function secretFiles(files: Record<string, string>): Record<string, string> {
   const dir = mkdtempSync(join(tmpdir(), 'backplane-secrets-'));
-  return Object.fromEntries(Object.entries(files).map(([name, text]) => {
-    const path = join(dir, name);
-    writeFileSync(path, text);
-    return [name, path];
-  }));
+  return Object.fromEntries(
+    Object.entries(files).map(([name, text]) => {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return [name, path];
+    }),
+  );
 }
 
 test('every secret variable is also read from <NAME>_FILE, less its trailing newline', (t) => {
   const pem = ed25519Pem();
-  const paths = secretFiles({ url: 'postgres://app:pw@db:5432/app\n', key: `${'ab'.repeat(32)}\n`, jwt: `${pem}\n`, listen: 'postgres://app:pw@db-direct:5432/app\r\n' });
+  const paths = secretFiles({
+    url: 'postgres://app:pw@db:5432/app\n',
+    key: `${'ab'.repeat(32)}\n`,
+    jwt: `${pem}\n`,
+    listen: 'postgres://app:pw@db-direct:5432/app\r\n',
+  });
   const config = loadConfig({
     DATABASE_URL_FILE: paths.url,
     DATABASE_LISTEN_URL_FILE: paths.listen,
@@ -203,19 +229,25 @@ test('a variable set both directly and as _FILE stops start-up naming both; an u
 test('DATABASE_URL without a password takes PGPASSWORD or PGPASSWORD_FILE; a password in the URL wins', (t) => {
   t.is(loadConfig({ DATABASE_URL: 'postgres://app@db:5432/app', PGPASSWORD: 'p@ss word' }).databaseUrl, 'postgres://app:p%40ss%20word@db:5432/app');
   const paths = secretFiles({ password: 'from-file\n' });
-  const fromFile = loadConfig({ DATABASE_URL: 'postgres://app@db:5432/app', DATABASE_LISTEN_URL: 'postgres://app@direct:5432/app', PGPASSWORD_FILE: paths.password });
+  const fromFile = loadConfig({
+    DATABASE_URL: 'postgres://app@db:5432/app',
+    DATABASE_LISTEN_URL: 'postgres://app@direct:5432/app',
+    PGPASSWORD_FILE: paths.password,
+  });
   t.is(fromFile.databaseUrl, 'postgres://app:from-file@db:5432/app');
   t.is(fromFile.databaseListenUrl, 'postgres://app:from-file@direct:5432/app');
   t.is(loadConfig({ DATABASE_URL: 'postgres://app:own@db:5432/app', PGPASSWORD: 'other' }).databaseUrl, 'postgres://app:own@db:5432/app');
   t.throws(() => loadConfig({ DATABASE_URL: 'postgres://app@db/app', PGPASSWORD: 'a', PGPASSWORD_FILE: paths.password }), { instanceOf: ConfigError });
 });
 
-test('a provider\'s client secret is read from client_secret_file, or from APP_OIDC_PROVIDERS_FILE with the whole list', (t) => {
+test("a provider's client secret is read from client_secret_file, or from APP_OIDC_PROVIDERS_FILE with the whole list", (t) => {
   const paths = secretFiles({ secret: 'from-a-file\n' });
   const entry = { name: 'acme', issuer: 'https://id.example.com', client_id: 'backplane' };
   const [provider] = loadConfig({ APP_OIDC_PROVIDERS: JSON.stringify([{ ...entry, client_secret_file: paths.secret }]) }).oidcProviders;
   t.is(provider!.clientSecret, 'from-a-file');
-  const both = t.throws(() => loadConfig({ APP_OIDC_PROVIDERS: JSON.stringify([{ ...entry, client_secret: 'x', client_secret_file: paths.secret }]) }), { instanceOf: ConfigError });
+  const both = t.throws(() => loadConfig({ APP_OIDC_PROVIDERS: JSON.stringify([{ ...entry, client_secret: 'x', client_secret_file: paths.secret }]) }), {
+    instanceOf: ConfigError,
+  });
   t.regex(both.message, /client_secret/);
   t.throws(() => loadConfig({ APP_OIDC_PROVIDERS: JSON.stringify([{ ...entry, client_secret_file: '/nonexistent/secret' }]) }), { instanceOf: ConfigError });
   const list = secretFiles({ list: `${JSON.stringify([{ ...entry, client_secret: 'in-the-list' }])}\n` });

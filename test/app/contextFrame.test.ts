@@ -4,7 +4,7 @@ import { CONTEXT_FRAME_FLAG, contextFrameFlag } from '../../src/app/contextFrame
 const node22 = new Set(['--max-old-space-size', CONTEXT_FRAME_FLAG]);
 const base = { allowedFlags: node22, execArgv: [], nodeOptions: undefined };
 
-test("on Node 22 the instances get the AsyncLocalStorage of Node 24: the flag is added", (t) => {
+test('on Node 22 the instances get the AsyncLocalStorage of Node 24: the flag is added', (t) => {
   t.is(contextFrameFlag(base), CONTEXT_FRAME_FLAG);
   t.is(contextFrameFlag({ ...base, execArgv: ['--enable-source-maps'], nodeOptions: '--max-old-space-size=300' }), CONTEXT_FRAME_FLAG);
 });

@@ -24,5 +24,8 @@ test('declared answers pass; an undeclared status, code, media type, header or b
   t.regex(undeclared(setting, json(404, { code: 'setting_not_found' }, 'text/html')).join(), /content type text\/html not declared/);
   t.regex(undeclared(setting, json(200, { surprise: true })).join(), /body invalid/);
   const run = operationOf('POST', '/ops/jobs/definitions/retention/run')!;
-  t.regex(undeclared(run, { ...problem(429, 'job_run_limited'), headers: new Headers({ 'content-type': 'application/problem+json', 'retry-after': 'soon' }) }).join(), /Retry-After is "soon"/);
+  t.regex(
+    undeclared(run, { ...problem(429, 'job_run_limited'), headers: new Headers({ 'content-type': 'application/problem+json', 'retry-after': 'soon' }) }).join(),
+    /Retry-After is "soon"/,
+  );
 });

@@ -25,7 +25,13 @@ interface Execution {
   response?: { code: number };
 }
 
-type Summary = { run: { executions: Execution[]; stats: { assertions: { total: number; failed: number } }; failures: Array<{ source?: { name?: string }; error: { message: string } }> } };
+type Summary = {
+  run: {
+    executions: Execution[];
+    stats: { assertions: { total: number; failed: number } };
+    failures: Array<{ source?: { name?: string }; error: { message: string } }>;
+  };
+};
 
 type Collection = { item: Array<{ name: string; item: Array<{ name: string; event?: Array<{ script: { exec: string[] } }> }> }> };
 

@@ -17,7 +17,11 @@ function secretFile(name: string, text: string, mode = 0o600): string {
 }
 
 test('an empty, blank or line-break-only secret file stops start-up naming the variable and the file, also outside production', (t) => {
-  for (const [name, text] of [['empty', ''], ['newline', '\n'], ['blank', ' \t \r\n  \n']]) {
+  for (const [name, text] of [
+    ['empty', ''],
+    ['newline', '\n'],
+    ['blank', ' \t \r\n  \n'],
+  ]) {
     const path = secretFile(name, text);
     const error = t.throws(() => loadConfig({ APP_ENCRYPTION_KEY_FILE: path }), { instanceOf: ConfigError }, name);
     t.is(error.message, `APP_ENCRYPTION_KEY_FILE: ${path} is empty: write the secret into it, or unset APP_ENCRYPTION_KEY_FILE`);
@@ -28,10 +32,16 @@ test('an empty, blank or line-break-only secret file stops start-up naming the v
 
 test('a missing secret file, or a folder in its place, stops start-up naming the variable, the file and why', (t) => {
   const missing = join(dir, 'missing');
-  t.throws(() => loadConfig({ APP_ENCRYPTION_KEY_FILE: missing }), { instanceOf: ConfigError, message: `APP_ENCRYPTION_KEY_FILE: cannot read ${missing}: it does not exist` });
+  t.throws(() => loadConfig({ APP_ENCRYPTION_KEY_FILE: missing }), {
+    instanceOf: ConfigError,
+    message: `APP_ENCRYPTION_KEY_FILE: cannot read ${missing}: it does not exist`,
+  });
   const folder = join(dir, 'folder');
   mkdirSync(folder);
-  t.throws(() => loadConfig({ PGPASSWORD_FILE: folder }), { instanceOf: ConfigError, message: `PGPASSWORD_FILE: cannot read ${folder}: it is a folder, not a file` });
+  t.throws(() => loadConfig({ PGPASSWORD_FILE: folder }), {
+    instanceOf: ConfigError,
+    message: `PGPASSWORD_FILE: cannot read ${folder}: it is a folder, not a file`,
+  });
 });
 
 test('a trailing line break is dropped as before; the text inside is kept', (t) => {
@@ -39,7 +49,7 @@ test('a trailing line break is dropped as before; the text inside is kept', (t) 
   t.is(loadConfig({ APP_ENCRYPTION_KEY_FILE: secretFile('plain', KEY) }).encryptionKey, KEY);
 });
 
-test('a secret file any user may read is a warning naming the variable and the file, never the secret; the service\'s user or group alone is fine', (t) => {
+test("a secret file any user may read is a warning naming the variable and the file, never the secret; the service's user or group alone is fine", (t) => {
   const open = secretFile('open-key', `${KEY}\n`, 0o644);
   const config = loadConfig({ APP_ENCRYPTION_KEY_FILE: open });
   t.is(config.encryptionKey, KEY);
@@ -55,7 +65,10 @@ test('a secret file any user may read is a warning naming the variable and the f
   t.deepEqual(loadConfig({ APP_ENCRYPTION_KEY: KEY }).warnings, []);
 });
 
-test('a provider\'s client_secret_file of blanks is refused like an empty one', (t) => {
+test("a provider's client_secret_file of blanks is refused like an empty one", (t) => {
   const entry = { name: 'acme', issuer: 'https://id.example.com', client_id: 'backplane', client_secret_file: secretFile('client-secret', '   \n') };
-  t.throws(() => loadConfig({ APP_OIDC_PROVIDERS: JSON.stringify([entry]) }), { instanceOf: ConfigError, message: /client_secret_file: cannot read .*, or it is empty/ });
+  t.throws(() => loadConfig({ APP_OIDC_PROVIDERS: JSON.stringify([entry]) }), {
+    instanceOf: ConfigError,
+    message: /client_secret_file: cannot read .*, or it is empty/,
+  });
 });

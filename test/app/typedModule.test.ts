@@ -19,7 +19,7 @@ function copyExample(folder: string, name: string, edit: (routes: string) => str
   }
 }
 
-test('the example module compiles as documented, and a typo in a route\'s permission does not', async (t) => {
+test("the example module compiles as documented, and a typo in a route's permission does not", async (t) => {
   // Under node_modules, where zod and pg resolve as they do in an application.
   mkdirSync(join(root, 'node_modules', '.cache'), { recursive: true });
   const folder = mkdtempSync(join(root, 'node_modules', '.cache', 'module-check-'));
@@ -38,7 +38,11 @@ test('the example module compiles as documented, and a typo in a route\'s permis
       () => '',
       (error: { stdout: string }) => error.stdout,
     );
-    const errorsIn = (name: string) => output.split(/\n(?=\S)/).filter((block) => block.includes(`${name}/`) && /error TS\d+/.test(block)).join('\n');
+    const errorsIn = (name: string) =>
+      output
+        .split(/\n(?=\S)/)
+        .filter((block) => block.includes(`${name}/`) && /error TS\d+/.test(block))
+        .join('\n');
     t.is(errorsIn('shipped'), '', output);
     t.regex(errorsIn('permission'), /notes\.wirte/);
   } finally {

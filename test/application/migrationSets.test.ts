@@ -20,13 +20,19 @@ test.afterEach.always(() => {
 });
 test.after.always(() => rmSync(folder, { recursive: true, force: true }));
 
-test.serial('an application\'s migrations run with Backplane\'s, in one order by version, each labelled with its set', async (t) => {
+test.serial("an application's migrations run with Backplane's, in one order by version, each labelled with its set", async (t) => {
   const own = listMigrationFiles();
   useApplicationMigrations(folder);
   const files = listMigrationFiles();
   t.is(files.length, own.length + 2);
-  t.deepEqual(files.map((file) => file.version), [...files.map((file) => file.version)].sort((a, b) => a - b));
-  t.deepEqual(files.filter((file) => file.set === APPLICATION_SET).map((file) => file.name), ['20200101000000_create_early_notes', '20991231000000_create_late_notes']);
+  t.deepEqual(
+    files.map((file) => file.version),
+    [...files.map((file) => file.version)].sort((a, b) => a - b),
+  );
+  t.deepEqual(
+    files.filter((file) => file.set === APPLICATION_SET).map((file) => file.name),
+    ['20200101000000_create_early_notes', '20991231000000_create_late_notes'],
+  );
   t.is(files.filter((file) => file.set === BACKPLANE_SET).length, own.length);
 
   // The template database holds Backplane's migrations: only the application's are pending.
@@ -36,7 +42,10 @@ test.serial('an application\'s migrations run with Backplane\'s, in one order by
   t.deepEqual(await migrateUp(db.pool), ['20200101000000_create_early_notes', '20991231000000_create_late_notes']);
   t.like(await migrationStatus(db.pool), { pending: 0, unknown: [] });
   const tables = await db.pool.query<{ name: string }>(`select to_regclass('early_notes')::text as name union all select to_regclass('late_notes')::text`);
-  t.deepEqual(tables.rows.map((row) => row.name), ['early_notes', 'late_notes']);
+  t.deepEqual(
+    tables.rows.map((row) => row.name),
+    ['early_notes', 'late_notes'],
+  );
 
   // Without the application's folder, its applied migrations are ones this code does not know.
   useApplicationMigrations(undefined);
@@ -48,12 +57,17 @@ test.serial('two processes migrating an empty database together apply every migr
   const db = await createTestDatabase({ migrated: false });
   t.teardown(() => db.drop());
   const [first, second] = await Promise.all([migrateUp(db.pool), migrateUp(db.pool)]);
-  t.deepEqual([...first, ...second].sort(), listMigrationFiles().map((file) => file.name).sort());
+  t.deepEqual(
+    [...first, ...second].sort(),
+    listMigrationFiles()
+      .map((file) => file.name)
+      .sort(),
+  );
   const ledger = await db.pool.query<{ count: string }>('select count(*) from schema_migrations');
   t.is(Number(ledger.rows[0]!.count), listMigrationFiles().length);
 });
 
-test.serial('an application migration with the version of one of Backplane\'s is refused before anything runs', (t) => {
+test.serial("an application migration with the version of one of Backplane's is refused before anything runs", (t) => {
   const clash = mkdtempSync(join(tmpdir(), 'backplane-app-migrations-'));
   t.teardown(() => rmSync(clash, { recursive: true, force: true }));
   const taken = listMigrationFiles()[0]!.version;
@@ -62,7 +76,7 @@ test.serial('an application migration with the version of one of Backplane\'s is
   t.throws(() => listMigrationFiles(), { message: new RegExp(`two migrations have version ${taken}`) });
 });
 
-test.serial('a migration PostgreSQL refuses fails as MigrationFailed: its name and PostgreSQL\'s words in one line, nothing after it applied', async (t) => {
+test.serial("a migration PostgreSQL refuses fails as MigrationFailed: its name and PostgreSQL's words in one line, nothing after it applied", async (t) => {
   const broken = mkdtempSync(join(tmpdir(), 'backplane-app-migrations-'));
   t.teardown(() => rmSync(broken, { recursive: true, force: true }));
   writeFileSync(join(broken, '20991230000000_divide.sql'), 'select 1/0;\n');
@@ -75,32 +89,34 @@ test.serial('a migration PostgreSQL refuses fails as MigrationFailed: its name a
   t.like(await migrationStatus(db.pool), { pending: 2 });
 });
 
-test.serial('an application without a migrations folder yet has Backplane\'s alone', (t) => {
+test.serial("an application without a migrations folder yet has Backplane's alone", (t) => {
   const own = listMigrationFiles();
   useApplicationMigrations(join(folder, 'missing'));
   t.deepEqual(listMigrationFiles(), own);
 });
 
-test.serial('a module carries its own migrations: listed under its name, run with Backplane\'s and the application\'s in one order', async (t) => {
+test.serial("a module carries its own migrations: listed under its name, run with Backplane's and the application's in one order", async (t) => {
   const own = mkdtempSync(join(tmpdir(), 'backplane-module-migrations-'));
   t.teardown(() => rmSync(own, { recursive: true, force: true }));
   writeFileSync(join(own, '20261126120000_create_memos.sql'), 'create table memos (id bigint primary key);\n');
   const memos = defineModule({ name: 'memos', migrations: own });
   useApplication(defineApplication({ name: 'memos-app', modules: [...backplaneModules, memos], migrations: folder }));
   const files = listMigrationFiles();
-  t.deepEqual(files.map((file) => file.version), [...files.map((file) => file.version)].sort((a, b) => a - b));
-  t.deepEqual(files.filter((file) => file.set !== BACKPLANE_SET).map((file) => `${file.set} ${file.name}`), [
-    'application 20200101000000_create_early_notes',
-    'memos 20261126120000_create_memos',
-    'application 20991231000000_create_late_notes',
-  ]);
+  t.deepEqual(
+    files.map((file) => file.version),
+    [...files.map((file) => file.version)].sort((a, b) => a - b),
+  );
+  t.deepEqual(
+    files.filter((file) => file.set !== BACKPLANE_SET).map((file) => `${file.set} ${file.name}`),
+    ['application 20200101000000_create_early_notes', 'memos 20261126120000_create_memos', 'application 20991231000000_create_late_notes'],
+  );
   const db = await createTestDatabase();
   t.teardown(() => db.drop());
   t.deepEqual(await migrateUp(db.pool), ['20200101000000_create_early_notes', '20261126120000_create_memos', '20991231000000_create_late_notes']);
   t.is((await db.pool.query(`select to_regclass('memos')::text as name`)).rows[0]!.name, 'memos');
 });
 
-test('a module with migrations may not take a set\'s name (backplane, application)', (t) => {
+test("a module with migrations may not take a set's name (backplane, application)", (t) => {
   const named = defineModule({ name: 'application', migrations: folder });
   t.throws(() => defineApplication({ name: 'clash', modules: [...backplaneModules, named] }), { instanceOf: CompositionError });
 });

@@ -17,11 +17,22 @@ test('new writes an application: package.json on backplane, main.ts, the notes m
   writeFileSync(tarball, '');
   const result = await backplane(['new', dir, '--package', tarball], parent);
   t.is(result.code, 0, result.stderr);
-  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string>; scripts: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    name: string;
+    dependencies: Record<string, string>;
+    scripts: Record<string, string>;
+  };
   t.is(pkg.name, 'my-service');
   t.is(pkg.dependencies.backplane, `file:${tarball}`);
   t.truthy(pkg.scripts.start && pkg.scripts.test);
-  for (const file of ['tsconfig.json', 'src/main.ts', 'src/modules/notes/index.ts', '.gitignore', 'deploy/Dockerfile', 'deploy/kubernetes/overlays/production/kustomization.yaml']) {
+  for (const file of [
+    'tsconfig.json',
+    'src/main.ts',
+    'src/modules/notes/index.ts',
+    '.gitignore',
+    'deploy/Dockerfile',
+    'deploy/kubernetes/overlays/production/kustomization.yaml',
+  ]) {
     t.true(existsSync(join(dir, file)), file);
   }
   t.true(readFileSync(join(dir, 'src', 'modules', 'notes', 'migrations', '20261126120000_create_notes.sql'), 'utf8').includes('create table notes'));
@@ -40,7 +51,14 @@ test('the application gets a README: its name, its two commands (run and test) a
   const readme = readFileSync(join(dir, 'README.md'), 'utf8');
   t.true(readme.startsWith('# @acme/readme\n'));
   t.false(readme.includes('{{'));
-  for (const line of [/^npm install && npm start /m, /^npm test /m, /^npx backplane accounts create --email \S+ --role platform_admin$/m, /npx backplane token issue/, /migrations\//, /upgrade/]) {
+  for (const line of [
+    /^npm install && npm start /m,
+    /^npm test /m,
+    /^npx backplane accounts create --email \S+ --role platform_admin$/m,
+    /npx backplane token issue/,
+    /migrations\//,
+    /upgrade/,
+  ]) {
     t.regex(readme, line);
   }
   // The commands it names are the application's scripts.
@@ -103,7 +121,11 @@ test('new accepts a range, a tag, a tarball path and a file: spec; package.json 
     const dir = join(parent, `accepted-${index}`);
     const result = await backplane(['new', dir, '--no-git', '--name', 'accepted', '--package', spec], parent);
     t.is(result.code, 0, result.stderr);
-    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string>; scripts: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+      name: string;
+      dependencies: Record<string, string>;
+      scripts: Record<string, string>;
+    };
     t.is(pkg.dependencies.backplane, expected);
     t.is(pkg.name, 'accepted');
     t.deepEqual(Object.keys(pkg.scripts).sort(), ['backplane', 'build', 'start', 'test', 'typecheck']);

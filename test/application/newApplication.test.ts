@@ -11,7 +11,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { type TestDatabase, createTestDatabase } from '../support/database.ts';
-import { GIT_ENV, type RunningApplication, TEST_ENCRYPTION_KEY, appCli, backplane, installedBackplane, npxBackplane, root, run, startApplication } from './support.ts';
+import {
+  GIT_ENV,
+  type RunningApplication,
+  TEST_ENCRYPTION_KEY,
+  appCli,
+  backplane,
+  installedBackplane,
+  npxBackplane,
+  root,
+  run,
+  startApplication,
+} from './support.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'backplane-application-'));
 // As root the embedded PostgreSQL of the application's tests runs as the postgres user, which must enter this folder.
@@ -56,7 +67,7 @@ test.after.always(async (t) => {
   t.log(`timings (ms): ${JSON.stringify(timings)}`);
 });
 
-test.serial('the new application\'s own tests pass: npm test', async (t) => {
+test.serial("the new application's own tests pass: npm test", async (t) => {
   t.timeout(10 * 60_000);
   const tested = await run('npm', ['test'], { cwd: app, env: { DATABASE_URL: undefined } });
   timings.test = tested.ms;
@@ -66,7 +77,7 @@ test.serial('the new application\'s own tests pass: npm test', async (t) => {
 const ADMIN = 'admin@example.com';
 let token: string;
 
-test.serial('started with npm start, the notes route, setting, permission and job live beside Backplane\'s own', async (t) => {
+test.serial("started with npm start, the notes route, setting, permission and job live beside Backplane's own", async (t) => {
   t.timeout(10 * 60_000);
   // Commands never migrate: on a database with no schema yet they say what to run, in one line.
   const early = await npxBackplane(app, ['accounts', 'create', '--email', ADMIN, '--role', 'platform_admin'], env());
@@ -93,22 +104,31 @@ test.serial('started with npm start, the notes route, setting, permission and jo
   t.true(jobNames.includes('retention'));
   // npm run backplane stays the same command line.
   t.regex((await appCli(app, ['jobs', 'list'], env())).stdout, /^notes_census /m);
-  const status = document<{ pending: number; migrations: Array<{ name: string; set: string; applied: boolean }> }>(await appCli(app, ['migrate', 'status', '--json'], env()));
+  const status = document<{ pending: number; migrations: Array<{ name: string; set: string; applied: boolean }> }>(
+    await appCli(app, ['migrate', 'status', '--json'], env()),
+  );
   t.is(status.pending, 0);
-  t.like(status.migrations.find((migration) => migration.name === '20261126120000_create_notes'), { set: 'notes', applied: true });
+  t.like(
+    status.migrations.find((migration) => migration.name === '20261126120000_create_notes'),
+    { set: 'notes', applied: true },
+  );
   t.true(status.migrations.some((migration) => migration.set === 'backplane'));
 
   const started = Date.now();
   running = await startApplication(app, env());
   timings.start = Date.now() - started;
   // The start-up hint's commands work as printed, in the application's folder.
-  const hint = running.output().split('\n').flatMap((line) => {
-    try {
-      return (JSON.parse(line) as { next?: string[] }).next ?? [];
-    } catch {
-      return [];
-    }
-  }).find((command) => command.startsWith('npx backplane accounts create'));
+  const hint = running
+    .output()
+    .split('\n')
+    .flatMap((line) => {
+      try {
+        return (JSON.parse(line) as { next?: string[] }).next ?? [];
+      } catch {
+        return [];
+      }
+    })
+    .find((command) => command.startsWith('npx backplane accounts create'));
   t.truthy(hint, running.output().slice(-2000));
   const hinted = await npxBackplane(app, hint!.split(' ').slice(2), env());
   t.is(hinted.code, 0, hinted.stderr);
@@ -131,28 +151,37 @@ test.serial('started with npm start, the notes route, setting, permission and jo
   t.like((await digest.json()) as object, { notes: 1 });
 });
 
-test.serial('served from its TypeScript sources (npm run backplane -- serve), a module\'s .ts task runs on the pool; platform_admin needs no role', async (t) => {
-  t.timeout(10 * 60_000);
-  await running?.stop();
-  running = undefined;
-  const admin = 'owner@example.com';
-  t.is((await npxBackplane(app, ['accounts', 'create', '--email', admin, '--role', 'platform_admin'], env())).code, 0);
-  const issued = await npxBackplane(app, ['token', 'issue', '--email', admin], env());
-  t.is(issued.code, 0, issued.stderr);
-  running = await startApplication(app, env(), 'sources');
-  const headers = { authorization: `Bearer ${issued.stdout.trim()}` };
-  const digest = await fetch(`${running.url}/notes/digest`, { headers });
-  t.is(digest.status, 200, `${await digest.clone().text()}\n${running.output().slice(-3000)}`);
-  t.regex(((await digest.json()) as { sha256: string }).sha256, /^[0-9a-f]{64}$/);
-  t.notRegex(running.output(), /Unknown file extension|task pool error/);
-});
+test.serial(
+  "served from its TypeScript sources (npm run backplane -- serve), a module's .ts task runs on the pool; platform_admin needs no role",
+  async (t) => {
+    t.timeout(10 * 60_000);
+    await running?.stop();
+    running = undefined;
+    const admin = 'owner@example.com';
+    t.is((await npxBackplane(app, ['accounts', 'create', '--email', admin, '--role', 'platform_admin'], env())).code, 0);
+    const issued = await npxBackplane(app, ['token', 'issue', '--email', admin], env());
+    t.is(issued.code, 0, issued.stderr);
+    running = await startApplication(app, env(), 'sources');
+    const headers = { authorization: `Bearer ${issued.stdout.trim()}` };
+    const digest = await fetch(`${running.url}/notes/digest`, { headers });
+    t.is(digest.status, 200, `${await digest.clone().text()}\n${running.output().slice(-3000)}`);
+    t.regex(((await digest.json()) as { sha256: string }).sha256, /^[0-9a-f]{64}$/);
+    t.notRegex(running.output(), /Unknown file extension|task pool error/);
+  },
+);
 
 test.serial('a second module is a copy of the example folder and one line in the module list', async (t) => {
   t.timeout(10 * 60_000);
   await running?.stop();
   running = undefined;
   // The copy renames what it declares (names, routes, table, its migration's version) in its own files; nothing outside it changes.
-  const rename = (text: string) => text.replaceAll('notes', 'memos').replaceAll('Notes', 'Memos').replaceAll('note', 'memo').replaceAll('Note', 'Memo').replaceAll('20261126120000', '20261126120001');
+  const rename = (text: string) =>
+    text
+      .replaceAll('notes', 'memos')
+      .replaceAll('Notes', 'Memos')
+      .replaceAll('note', 'memo')
+      .replaceAll('Note', 'Memo')
+      .replaceAll('20261126120000', '20261126120001');
   const copy = join(app, 'src', 'modules', 'memos');
   cpSync(join(app, 'src', 'modules', 'notes'), copy, { recursive: true });
   for (const file of readdirSync(copy, { recursive: true, encoding: 'utf8' }).filter((name) => /\.(ts|sql)$/.test(name))) {
@@ -174,9 +203,16 @@ test.serial('a second module is a copy of the example folder and one line in the
   // The new module's migration is applied by migrate up (or serve), never by another command.
   const behind = await npxBackplane(app, ['roles', 'list'], env());
   t.is(behind.code, 2, behind.stderr);
-  t.regex(behind.stderr, /^backplane: the database's schema is behind this code, 1 migration\(s\) pending \(20261126120001_create_memos\): run backplane migrate up/);
+  t.regex(
+    behind.stderr,
+    /^backplane: the database's schema is behind this code, 1 migration\(s\) pending \(20261126120001_create_memos\): run backplane migrate up/,
+  );
   t.is((await npxBackplane(app, ['migrate', 'up'], env())).code, 0);
-  const granted = await appCli(app, ['roles', 'create', 'memos_writer', '--permission', 'memos.write', '--permission', 'memos.read', '--reason', 'second module'], env());
+  const granted = await appCli(
+    app,
+    ['roles', 'create', 'memos_writer', '--permission', 'memos.write', '--permission', 'memos.read', '--reason', 'second module'],
+    env(),
+  );
   t.is(granted.code, 0, granted.stderr);
   t.is((await appCli(app, ['roles', 'grant', ADMIN, 'memos_writer', '--reason', 'second module'], env())).code, 0);
   running = await startApplication(app, env());
@@ -257,7 +293,8 @@ const failedUpgrade = test.macro({
       await gitOk(t, 'reset', '-q', '--hard', 'HEAD~1');
     }
   },
-  title: (name = '') => `a failed upgrade (${name}) says the step in one line, exits with its code, and leaves the tree, node_modules and the database as they were`,
+  title: (name = '') =>
+    `a failed upgrade (${name}) says the step in one line, exits with its code, and leaves the tree, node_modules and the database as they were`,
 });
 
 /** The entry declaration `new` writes, taken out as before 0.6; the upgrade must put it back. */
@@ -273,7 +310,10 @@ test.serial('the application as made by v0.5, before its package.json declared t
   const doctor = await npxBackplane(app, ['doctor', '--json'], env());
   t.is(doctor.code, 0, `${doctor.stdout}\n${doctor.stderr}`);
   t.notRegex(doctor.stdout + doctor.stderr, /node_modules/);
-  t.like(document<{ checks: Array<{ check: string }> }>(doctor).checks.find((check) => check.check === 'api_files'), { status: 'skip' });
+  t.like(
+    document<{ checks: Array<{ check: string }> }>(doctor).checks.find((check) => check.check === 'api_files'),
+    { status: 'skip' },
+  );
 
   const pkgPath = join(app, 'package.json');
   const { backplane: entry, ...undeclared } = JSON.parse(readFileSync(pkgPath, 'utf8')) as Record<string, unknown>;
@@ -282,7 +322,15 @@ test.serial('the application as made by v0.5, before its package.json declared t
   await gitOk(t, 'commit', '-q', '-am', 'No entry declared, as before 0.6');
 });
 
-test.serial('install', failedUpgrade, 'install', 10, /.+/, () => writeFileSync(join(work, 'broken.tgz'), 'not a tarball\n'), () => ['--package', join(work, 'broken.tgz')]);
+test.serial(
+  'install',
+  failedUpgrade,
+  'install',
+  10,
+  /.+/,
+  () => writeFileSync(join(work, 'broken.tgz'), 'not a tarball\n'),
+  () => ['--package', join(work, 'broken.tgz')],
+);
 
 // The application imports a name the new release no longer exports: it fails to load, and is told so, not as a migration.
 test.serial('a name the release no longer exports', failedUpgrade, 'load', 11, /removedInThisRelease/, () => {
@@ -295,7 +343,10 @@ test.serial('a migration that fails', failedUpgrade, 'migrations', 12, /20991231
 });
 
 test.serial('a test that fails', failedUpgrade, 'tests', 13, /a test that fails/, () => {
-  writeFileSync(join(app, 'src', 'modules', 'notes', 'fails.test.ts'), "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\n\ntest('a test that fails', () => assert.equal(1, 2));\n");
+  writeFileSync(
+    join(app, 'src', 'modules', 'notes', 'fails.test.ts'),
+    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\n\ntest('a test that fails', () => assert.equal(1, 2));\n",
+  );
 });
 
 // npm start's database: the embedded PostgreSQL in .data, which the upgrade starts, copies and stops again.
@@ -322,7 +373,10 @@ test.serial('with the embedded database, a failed upgrade leaves it as it was an
     t.regex(line, /^backplane: upgrade failed at migrations: .*20991231000000_broken.*; nothing was changed/);
     t.is(await gitOk(t, 'status', '--porcelain'), '');
     t.false(existsSync(join(app, '.data', 'postgres', 'postmaster.pid')));
-    t.deepEqual({ status: await status(), head: await gitOk(t, 'rev-parse', 'HEAD'), branches: await gitOk(t, 'branch', '--list', 'backplane-upgrade/*') }, before);
+    t.deepEqual(
+      { status: await status(), head: await gitOk(t, 'rev-parse', 'HEAD'), branches: await gitOk(t, 'branch', '--list', 'backplane-upgrade/*') },
+      before,
+    );
   } finally {
     await gitOk(t, 'reset', '-q', '--hard', 'HEAD~1');
   }
@@ -350,7 +404,7 @@ test.serial('an upgrade stopped by SIGTERM puts everything back and exits 143', 
   t.deepEqual(await applicationState(t), before);
 });
 
-test.serial('upgrade of an application whose lock names v0.5 runs its tests and commits, exit 0; the developer\'s database is not migrated', async (t) => {
+test.serial("upgrade of an application whose lock names v0.5 runs its tests and commits, exit 0; the developer's database is not migrated", async (t) => {
   t.timeout(10 * 60_000);
   const before = await applicationState(t);
   const statusBefore = await appCli(app, ['migrate', 'status', '--json'], env());
@@ -359,8 +413,19 @@ test.serial('upgrade of an application whose lock names v0.5 runs its tests and 
   timings.upgrade = upgraded.ms;
   t.is(upgraded.code, 0, `${upgraded.stdout}\n${upgraded.stderr}`);
   t.notRegex(upgraded.stdout, /node_modules/);
-  const report = document<{ steps: { install: boolean; load: boolean; migrate: boolean; tests: boolean; doctor: { ok: boolean } }; database: { copy: boolean }; failed: unknown; committed: boolean; branch: string; lock: Record<string, unknown> }>(upgraded);
-  t.like(report, { committed: true, failed: null, database: { copy: true }, steps: { install: true, load: true, migrate: true, tests: true, doctor: { ok: true } } }, upgraded.stderr);
+  const report = document<{
+    steps: { install: boolean; load: boolean; migrate: boolean; tests: boolean; doctor: { ok: boolean } };
+    database: { copy: boolean };
+    failed: unknown;
+    committed: boolean;
+    branch: string;
+    lock: Record<string, unknown>;
+  }>(upgraded);
+  t.like(
+    report,
+    { committed: true, failed: null, database: { copy: true }, steps: { install: true, load: true, migrate: true, tests: true, doctor: { ok: true } } },
+    upgraded.stderr,
+  );
   t.like(report.lock, { format: 2, previous_release: '0.5.0' });
   t.is(await gitOk(t, 'rev-parse', '--abbrev-ref', 'HEAD'), report.branch);
   t.like(JSON.parse(readFileSync(join(app, 'backplane.lock'), 'utf8')) as object, { previous_release: '0.5.0' });

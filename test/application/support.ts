@@ -33,7 +33,15 @@ export function run(command: string, args: string[], options: { cwd: string; env
   return new Promise((resolve) => {
     const child = spawn(command, args, {
       cwd: options.cwd,
-      env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', ...GIT_ENV, ...options.env },
+      env: {
+        ...process.env,
+        npm_config_prefer_offline: 'true',
+        npm_config_audit: 'false',
+        npm_config_fund: 'false',
+        npm_config_update_notifier: 'false',
+        ...GIT_ENV,
+        ...options.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -49,11 +57,17 @@ const TSX = import.meta.resolve('tsx');
 
 /** This repository's CLI from source, run in another folder (`new`, before the application has one). */
 export const backplane = (args: string[], cwd: string, env: Record<string, string | undefined> = {}) =>
-  run(process.execPath, ['--import', TSX, join(root, 'src', 'cli.ts'), ...args], { cwd, env: { LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } });
+  run(process.execPath, ['--import', TSX, join(root, 'src', 'cli.ts'), ...args], {
+    cwd,
+    env: { LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env },
+  });
 
 /** The CLI of the backplane the application installed (the packed release), as `npx backplane …` runs it there. */
 export const installedBackplane = (dir: string, args: string[], env: Record<string, string | undefined>) =>
-  run(process.execPath, [join(dir, 'node_modules', 'backplane', 'dist', 'cli.js'), ...args], { cwd: dir, env: { LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } });
+  run(process.execPath, [join(dir, 'node_modules', 'backplane', 'dist', 'cli.js'), ...args], {
+    cwd: dir,
+    env: { LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env },
+  });
 
 /** The application's own command line (`npm run backplane -- …`): Backplane's CLI composed with its modules. */
 export const appCli = (dir: string, args: string[], env: Record<string, string | undefined>) =>
@@ -79,7 +93,16 @@ export async function startApplication(dir: string, env: Record<string, string>,
   let output = '';
   const child: ChildProcess = spawn('npm', from === 'build' ? ['start'] : ['run', 'backplane', '--', 'serve'], {
     cwd: dir,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', APP_INSTANCES: '1', APP_METRICS_PORT: String(await freePort()), LOG_LEVEL: 'info', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      APP_INSTANCES: '1',
+      APP_METRICS_PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

@@ -43,7 +43,11 @@ export function actionsOf(file: string, text: string): Found {
     const fn = ts.isFunctionDeclaration(node) || ts.isArrowFunction(node) || ts.isFunctionExpression(node) ? node : undefined;
     const index = fn?.parameters.findIndex((parameter) => ts.isIdentifier(parameter.name) && parameter.name.text === 'action') ?? -1;
     if (fn && index >= 0) {
-      const name = ts.isFunctionDeclaration(fn) ? fn.name?.text : ts.isVariableDeclaration(fn.parent) && ts.isIdentifier(fn.parent.name) ? fn.parent.name.text : undefined;
+      const name = ts.isFunctionDeclaration(fn)
+        ? fn.name?.text
+        : ts.isVariableDeclaration(fn.parent) && ts.isIdentifier(fn.parent.name)
+          ? fn.parent.name.text
+          : undefined;
       if (name !== undefined) {
         helpers.set(name, index);
         helperBodies.add(fn);
@@ -65,7 +69,12 @@ export function actionsOf(file: string, text: string): Found {
     return false;
   };
   const visit = (node: ts.Node): void => {
-    if ((ts.isPropertyAssignment(node) || ts.isShorthandPropertyAssignment(node)) && ts.isIdentifier(node.name) && node.name.text === 'action' && ts.isObjectLiteralExpression(node.parent)) {
+    if (
+      (ts.isPropertyAssignment(node) || ts.isShorthandPropertyAssignment(node)) &&
+      ts.isIdentifier(node.name) &&
+      node.name.text === 'action' &&
+      ts.isObjectLiteralExpression(node.parent)
+    ) {
       const values = ts.isPropertyAssignment(node) ? literals(node.initializer) : undefined;
       if (values) {
         found.actions.push(...values.map((action) => ({ action, at: at(node) })));
@@ -90,18 +99,29 @@ export function actionsOf(file: string, text: string): Found {
 }
 
 // Files that describe audit events rather than record them: the audit module's own listing and schemas, and the port.
-const RECORDERS = (file: string) => !relative(src, file).startsWith('modules/audit/') && /recordAudit|AuditEvent\b|RecordAudit/.test(readFileSync(file, 'utf8'));
+const RECORDERS = (file: string) =>
+  !relative(src, file).startsWith('modules/audit/') && /recordAudit|AuditEvent\b|RecordAudit/.test(readFileSync(file, 'utf8'));
 
-test('every audit action Backplane records is declared by one of its modules\' auditActions', (t) => {
+test("every audit action Backplane records is declared by one of its modules' auditActions", (t) => {
   const catalogue = compose(backplaneApplication).auditActions;
   const files = sourceFiles(src).filter(RECORDERS);
   const found = files.map((file) => actionsOf(file, readFileSync(file, 'utf8')));
   const actions = found.flatMap((file) => file.actions);
-  t.deepEqual(found.flatMap((file) => file.unread), [], 'an action the compiler cannot read: write it as a string where the event is made');
-  t.deepEqual(actions.filter(({ action }) => !catalogue.has(action)).map(({ action, at }) => `${action} (${at})`), []);
+  t.deepEqual(
+    found.flatMap((file) => file.unread),
+    [],
+    'an action the compiler cannot read: write it as a string where the event is made',
+  );
+  t.deepEqual(
+    actions.filter(({ action }) => !catalogue.has(action)).map(({ action, at }) => `${action} (${at})`),
+    [],
+  );
   // The scan sees what the catalogue lists: a declared action nobody records is a stale entry.
   const recorded = new Set(actions.map(({ action }) => action));
-  t.deepEqual([...catalogue.keys()].filter((action) => !recorded.has(action)), []);
+  t.deepEqual(
+    [...catalogue.keys()].filter((action) => !recorded.has(action)),
+    [],
+  );
   // Listed in the document beside the problem codes.
   const document = apiDocument(backplaneApplication, '0.0.0') as { 'x-audit-actions': Record<string, string> };
   t.deepEqual(Object.keys(document['x-audit-actions']).sort(), [...catalogue.keys()].sort());
@@ -109,11 +129,11 @@ test('every audit action Backplane records is declared by one of its modules\' a
 
 test('the scan finds actions in object literals, conditionals and helpers, and refuses what it cannot read', (t) => {
   const text = [
-    "const changed = (caller: unknown, action: string) => ({ caller, action });",
+    'const changed = (caller: unknown, action: string) => ({ caller, action });',
     "record({ action: 'a.b.created' });",
     "record({ action: locked ? 'a.b.locked' : 'a.b.unlocked' });",
     "record(changed(me, 'a.b.changed'));",
-    "record({ action: someVariable });",
+    'record({ action: someVariable });',
   ].join('\n');
   const found = actionsOf(join(src, 'x.ts'), text);
   t.deepEqual(found.actions.map(({ action }) => action).sort(), ['a.b.changed', 'a.b.created', 'a.b.locked', 'a.b.unlocked']);

@@ -16,7 +16,12 @@ const lock = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'pack
 };
 
 test('no package in package-lock.json has an install script, but the allowed ones', (t) => {
-  const withScripts = Object.entries(lock.packages).filter(([, entry]) => entry.hasInstallScript).map(([path]) => path);
-  t.deepEqual(withScripts.filter((path) => !ALLOWED.some(([pattern]) => pattern.test(path))), []);
+  const withScripts = Object.entries(lock.packages)
+    .filter(([, entry]) => entry.hasInstallScript)
+    .map(([path]) => path);
+  t.deepEqual(
+    withScripts.filter((path) => !ALLOWED.some(([pattern]) => pattern.test(path))),
+    [],
+  );
   t.false(Object.keys(lock.packages).some((path) => path.endsWith('/@scarf/scarf') || path.endsWith('/swagger-ui-dist')));
 });

@@ -16,7 +16,10 @@ export function declarations(report: string): Map<string, string[]> {
     const lines = block.split('\n').filter((line) => line.trim() && !line.trim().startsWith('//'));
     const name = /(?:interface|type|function|class|const|namespace|enum)\s+([A-Za-z_$][\w$]*)/.exec(lines[0] ?? '')?.[1];
     if (name) {
-      blocks.set(name, lines.map((line) => line.trim()));
+      blocks.set(
+        name,
+        lines.map((line) => line.trim()),
+      );
     }
   }
   return blocks;

@@ -87,7 +87,11 @@ test('an application compiles as the guide shows it, and a typo in a permission 
       () => '',
       (error: { stdout: string }) => error.stdout,
     );
-    const errorsIn = (name: string) => output.split(/\n(?=\S)/).filter((block) => block.includes(`/${name}/`) && /error TS\d+/.test(block)).join('\n');
+    const errorsIn = (name: string) =>
+      output
+        .split(/\n(?=\S)/)
+        .filter((block) => block.includes(`/${name}/`) && /error TS\d+/.test(block))
+        .join('\n');
     t.is(errorsIn('shipped'), '', output);
     t.regex(errorsIn('permission'), /notes\.raed/);
     t.regex(errorsIn('problem'), /note_not_fuond/);

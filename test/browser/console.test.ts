@@ -237,7 +237,11 @@ browserTest('audit, retention and rate limits pages render', async (t) => {
 browserTest('incident pages: a failed run retried, a blocked email cleared and signing in, an account locked', async (t) => {
   const accepted = await sendJson('POST', `${cluster.url}/ops/jobs/definitions/test_fail/run`, {}, bearer(apiAdmin.token));
   const { id } = (await accepted.json()) as { id: string };
-  await waitFor(async () => ((await db.pool.query(`select 1 from job_runs where id = $1 and state = 'failed'`, [id])).rowCount ? true : undefined), 30_000, 'the run to fail');
+  await waitFor(
+    async () => ((await db.pool.query(`select 1 from job_runs where id = $1 and state = 'failed'`, [id])).rowCount ? true : undefined),
+    30_000,
+    'the run to fail',
+  );
   await openPage('jobs');
   await clickRow(`tr[data-run="${id}"] button[data-action="attempts"]`);
   await until(`document.querySelectorAll('#run-attempts [data-attempt]').length === 2`);
@@ -246,7 +250,8 @@ browserTest('incident pages: a failed run retried, a blocked email cleared and s
   await answerDialog({ reason: 'browser test: the upstream is back' });
   await dialogClosed();
   await waitFor(
-    async () => ((await db.pool.query(`select 1 from audit_events where action = 'jobs.run.retried' and metadata->>'retry_of' = $1`, [id])).rowCount ? true : undefined),
+    async () =>
+      (await db.pool.query(`select 1 from audit_events where action = 'jobs.run.retried' and metadata->>'retry_of' = $1`, [id])).rowCount ? true : undefined,
     10_000,
     'the retry',
   );
@@ -350,7 +355,11 @@ browserTest('a recovery code signs in too; a reload stays signed in; sign out fo
   await page.click('#mfa-form [name="recovery"]');
   await page.click('#mfa-form button[type="submit"]');
   await page.waitForSelector('#nav:not([hidden])', WAIT);
-  const open = async () => Number((await db.pool.query(`select count(*) from sessions s join accounts a on a.id = s.account_id where a.email = $1 and s.revoked_at is null`, [admin.email])).rows[0].count);
+  const open = async () =>
+    Number(
+      (await db.pool.query(`select count(*) from sessions s join accounts a on a.id = s.account_id where a.email = $1 and s.revoked_at is null`, [admin.email]))
+        .rows[0].count,
+    );
   const before = await open();
   await page.reload({ waitUntil: 'load' });
   await page.waitForSelector('#nav:not([hidden])', WAIT);
@@ -362,7 +371,11 @@ browserTest('a recovery code signs in too; a reload stays signed in; sign out fo
       return;
     }
     if (request.url().endsWith('/auth/sign-out')) {
-      void request.respond({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ title: 'Service Unavailable', status: 503, code: 'database_unavailable', detail: 'The database did not answer in time.' }) });
+      void request.respond({
+        status: 503,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ title: 'Service Unavailable', status: 503, code: 'database_unavailable', detail: 'The database did not answer in time.' }),
+      });
     } else {
       void request.continue();
     }

@@ -40,7 +40,12 @@ test.before(async () => {
   writeFileSync(join(secrets, 'password'), `${decodeURIComponent(url.password)}\n`);
   url.password = '';
   writeFileSync(join(secrets, 'url'), `${url.toString()}\n`);
-  cluster = await startCluster('', 2, { APP_HEARTBEAT_SECONDS: '1', DATABASE_URL: '', DATABASE_URL_FILE: join(secrets, 'url'), PGPASSWORD_FILE: join(secrets, 'password') });
+  cluster = await startCluster('', 2, {
+    APP_HEARTBEAT_SECONDS: '1',
+    DATABASE_URL: '',
+    DATABASE_URL_FILE: join(secrets, 'url'),
+    PGPASSWORD_FILE: join(secrets, 'password'),
+  });
 });
 
 test.after.always(async () => {
@@ -59,10 +64,14 @@ test.serial('every answering instance is listed as running', async (t) => {
 });
 
 test.serial('metrics on the metrics port carry heap, GC and event-loop series for every instance', async (t) => {
-  const text = await waitFor(async () => {
-    const body = await (await fetch(cluster.metricsUrl)).text();
-    return body.includes('worker="1"') && body.includes('worker="2"') ? body : undefined;
-  }, 10_000, 'metrics from both workers');
+  const text = await waitFor(
+    async () => {
+      const body = await (await fetch(cluster.metricsUrl)).text();
+      return body.includes('worker="1"') && body.includes('worker="2"') ? body : undefined;
+    },
+    10_000,
+    'metrics from both workers',
+  );
   for (const worker of ['1', '2']) {
     t.regex(text, new RegExp(`nodejs_heap_size_used_bytes\\{[^}]*worker="${worker}"`));
     t.regex(text, new RegExp(`nodejs_eventloop_lag_p99_seconds\\{[^}]*worker="${worker}"`));
@@ -78,12 +87,16 @@ test.serial('a killed instance is restarted with a new id, and the old one stops
   const before = await instances();
   const victim = before.find((entry) => entry.running)!;
   process.kill(victim.pid, 'SIGKILL');
-  const after = await waitFor(async () => {
-    const list = await instances();
-    const running = list.filter((entry) => entry.running);
-    const old = list.find((entry) => entry.instance_id === victim.instance_id);
-    return running.length === 2 && old && !old.running ? list : undefined;
-  }, 20_000, 'a replacement instance');
+  const after = await waitFor(
+    async () => {
+      const list = await instances();
+      const running = list.filter((entry) => entry.running);
+      const old = list.find((entry) => entry.instance_id === victim.instance_id);
+      return running.length === 2 && old && !old.running ? list : undefined;
+    },
+    20_000,
+    'a replacement instance',
+  );
   const ids = await answeringIds(12);
   t.false(ids.has(victim.instance_id));
   t.is(ids.size, 2);

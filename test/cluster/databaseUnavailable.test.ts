@@ -80,10 +80,14 @@ async function assertMemoryRoutesAnswer(t: ExecutionContext): Promise<void> {
     await response.arrayBuffer();
   }
   // Readiness lists the outage (its own bounded probe) but stays 200: the database is every pod's, not this one's (ADR 0123).
-  const verbose = await waitFor(async () => {
-    const body = (await (await call({ method: 'GET', path: '/readyz?verbose' })).json()) as { checks: Array<{ name: string; status: string }> };
-    return body.checks.some((check) => check.name === 'database' && check.status === 'error') ? body : undefined;
-  }, 10_000, 'readiness to list the database failing');
+  const verbose = await waitFor(
+    async () => {
+      const body = (await (await call({ method: 'GET', path: '/readyz?verbose' })).json()) as { checks: Array<{ name: string; status: string }> };
+      return body.checks.some((check) => check.name === 'database' && check.status === 'error') ? body : undefined;
+    },
+    10_000,
+    'readiness to list the database failing',
+  );
   t.like(verbose, { status: 'ok' });
   const ready = await call({ method: 'GET', path: '/readyz' });
   t.is(ready.status, 200);
@@ -95,7 +99,10 @@ async function assertNothingWritten(t: ExecutionContext, requestId: string): Pro
   const pool = createPool({ connectionString: server.url, max: 1, applicationName: 'test-check' });
   try {
     // Checked after recovery, so a commit that landed late would be seen; the value has changed since, its history has not.
-    const value = await pool.query(`select count(*)::int as n from settings_history where name = $1 and new_value = to_jsonb($2::text)`, [SETTING, 'written during the outage']);
+    const value = await pool.query(`select count(*)::int as n from settings_history where name = $1 and new_value = to_jsonb($2::text)`, [
+      SETTING,
+      'written during the outage',
+    ]);
     t.is(value.rows[0].n, 0);
     const history = await pool.query(`select count(*)::int as n from settings_history where request_id = $1`, [requestId]);
     t.is(history.rows[0].n, 0);
@@ -111,7 +118,11 @@ async function assertNothingWritten(t: ExecutionContext, requestId: string): Pro
  * (as by another instance): its listener is back.
  */
 async function assertRecovered(t: ExecutionContext, value: string): Promise<void> {
-  await waitFor(async () => ((await call({ method: 'GET', path: '/ops/audit' })).status === 200 ? true : undefined), 30_000, 'the database routes to answer again');
+  await waitFor(
+    async () => ((await call({ method: 'GET', path: '/ops/audit' })).status === 200 ? true : undefined),
+    30_000,
+    'the database routes to answer again',
+  );
   const change = await call({ method: 'PUT', path: `/ops/settings/${SETTING}`, body: { value: `${value} (by the API)`, reason: 'after the outage' } });
   t.is(change.status, 200);
   const pool = createPool({ connectionString: server.url, max: 1, applicationName: 'test-elsewhere' });
@@ -120,10 +131,14 @@ async function assertRecovered(t: ExecutionContext, value: string): Promise<void
   } finally {
     await pool.end();
   }
-  const read = await waitFor(async () => {
-    const body = (await (await call({ method: 'GET', path: `/ops/settings/${SETTING}` })).json()) as { value: string };
-    return body.value === value ? body : undefined;
-  }, 20_000, 'the settings cache to follow a change made elsewhere');
+  const read = await waitFor(
+    async () => {
+      const body = (await (await call({ method: 'GET', path: `/ops/settings/${SETTING}` })).json()) as { value: string };
+      return body.value === value ? body : undefined;
+    },
+    20_000,
+    'the settings cache to follow a change made elsewhere',
+  );
   t.is(read.value, value);
 }
 
@@ -177,32 +192,37 @@ for (const { deadlineSeconds, limiterBoundMs } of [
   // As deployed (2 s bound, a longer deadline): the limiter decides alone at 2 s, the statements end by the deadline.
   { deadlineSeconds: 3, limiterBoundMs: undefined },
 ]) {
-  test.serial(`with the database frozen every route answers 503 within the deadline (${deadlineSeconds} s, limiter bound ${limiterBoundMs ?? 2_000} ms) plus 1 s of its arrival`, async (t) => {
-    const bounded = await startTestInstance(server.url, { APP_REQUEST_DEADLINE_SECONDS: String(deadlineSeconds) }, { rateLimitTimeoutMs: limiterBoundMs });
-    const routes: Call[] = [
-      DATABASE_ROUTES[0]!,
-      DATABASE_ROUTES[1]!,
-      { method: 'POST', path: '/auth/sign-in/mfa', body: { challenge_token: randomBytes(24).toString('base64url'), code: '123456' } },
-      ...DATABASE_ROUTES.filter((route) => route.path.startsWith('/ops/')),
-    ];
-    try {
-      t.is((await fetch(`${bounded.url}/ops/releases/instances`, { headers: admin })).status, 200);
-      server.freeze();
+  test.serial(
+    `with the database frozen every route answers 503 within the deadline (${deadlineSeconds} s, limiter bound ${limiterBoundMs ?? 2_000} ms) plus 1 s of its arrival`,
+    async (t) => {
+      const bounded = await startTestInstance(server.url, { APP_REQUEST_DEADLINE_SECONDS: String(deadlineSeconds) }, { rateLimitTimeoutMs: limiterBoundMs });
+      const routes: Call[] = [
+        DATABASE_ROUTES[0]!,
+        DATABASE_ROUTES[1]!,
+        { method: 'POST', path: '/auth/sign-in/mfa', body: { challenge_token: randomBytes(24).toString('base64url'), code: '123456' } },
+        ...DATABASE_ROUTES.filter((route) => route.path.startsWith('/ops/')),
+      ];
       try {
-        await Promise.all(routes.map(async (route) => {
-          const sent = performance.now();
-          const response = await call(route, bounded.url);
-          const elapsedMs = performance.now() - sent;
-          t.log(`${route.method} ${route.path} → ${response.status} in ${Math.round(elapsedMs)} ms`);
-          await assertProblem(t, response, 503, 'database_unavailable');
-          t.is(response.headers.get('retry-after'), '5');
-          t.true(elapsedMs <= (deadlineSeconds + 1) * 1_000 + RENDERING_SLACK_MS, `${route.method} ${route.path} took ${Math.round(elapsedMs)} ms`);
-        }));
+        t.is((await fetch(`${bounded.url}/ops/releases/instances`, { headers: admin })).status, 200);
+        server.freeze();
+        try {
+          await Promise.all(
+            routes.map(async (route) => {
+              const sent = performance.now();
+              const response = await call(route, bounded.url);
+              const elapsedMs = performance.now() - sent;
+              t.log(`${route.method} ${route.path} → ${response.status} in ${Math.round(elapsedMs)} ms`);
+              await assertProblem(t, response, 503, 'database_unavailable');
+              t.is(response.headers.get('retry-after'), '5');
+              t.true(elapsedMs <= (deadlineSeconds + 1) * 1_000 + RENDERING_SLACK_MS, `${route.method} ${route.path} took ${Math.round(elapsedMs)} ms`);
+            }),
+          );
+        } finally {
+          server.thaw();
+        }
       } finally {
-        server.thaw();
+        await bounded.drain();
       }
-    } finally {
-      await bounded.drain();
-    }
-  });
+    },
+  );
 }

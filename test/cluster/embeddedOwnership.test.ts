@@ -71,45 +71,52 @@ async function serve(t: ExecutionContext, dir: string): Promise<TestCluster> {
   return cluster;
 }
 
-test.serial('after kill -9 of the primary the next serve owns the running database: restarts it when it dies, shares it with a second serve, stops it on SIGTERM', async (t) => {
-  const dir = dataFolder(t);
-  const clusterDir = join(dir, 'postgres');
-  const first = await serve(t, dir);
-  const postmaster = livePostmaster(clusterDir)!.pid;
-  const instances = instancesOf(first.process.pid!);
-  t.is(instances.length, 1);
-  first.process.kill('SIGKILL');
-  // Instances end when their primary's channel closes; one that lingers is killed.
-  await waitFor(async () => (instances.some(isRunning) ? undefined : true), 30_000, 'the instances to exit').catch(() =>
-    instances.filter(isRunning).forEach((pid) => process.kill(pid, 'SIGKILL')),
-  );
-  t.is(livePostmaster(clusterDir)?.pid, postmaster, 'the server outlives a primary killed with SIGKILL');
+test.serial(
+  'after kill -9 of the primary the next serve owns the running database: restarts it when it dies, shares it with a second serve, stops it on SIGTERM',
+  async (t) => {
+    const dir = dataFolder(t);
+    const clusterDir = join(dir, 'postgres');
+    const first = await serve(t, dir);
+    const postmaster = livePostmaster(clusterDir)!.pid;
+    const instances = instancesOf(first.process.pid!);
+    t.is(instances.length, 1);
+    first.process.kill('SIGKILL');
+    // Instances end when their primary's channel closes; one that lingers is killed.
+    await waitFor(async () => (instances.some(isRunning) ? undefined : true), 30_000, 'the instances to exit').catch(() =>
+      instances.filter(isRunning).forEach((pid) => process.kill(pid, 'SIGKILL')),
+    );
+    t.is(livePostmaster(clusterDir)?.pid, postmaster, 'the server outlives a primary killed with SIGKILL');
 
-  const owner = await serve(t, dir);
-  t.is(livePostmaster(clusterDir)?.pid, postmaster, 'found and used, not started again');
-  t.regex(owner.output(), /\(found running\)/);
-  t.regex(owner.output(), /no live process owned it.*this process owns it now/);
+    const owner = await serve(t, dir);
+    t.is(livePostmaster(clusterDir)?.pid, postmaster, 'found and used, not started again');
+    t.regex(owner.output(), /\(found running\)/);
+    t.regex(owner.output(), /no live process owned it.*this process owns it now/);
 
-  process.kill(postmaster, 'SIGKILL');
-  await waitFor(async () => (/backplane_embedded_database_restarts_total\{role="primary"\} [1-9]/.test(await metric(owner)) ? true : undefined), 90_000, 'the restart to be counted');
-  await waitFor(() => ready(owner), 60_000, '/readyz 200 after the restart');
-  t.not(livePostmaster(clusterDir)?.pid, postmaster);
-  t.regex(owner.output(), /embedded PostgreSQL restarted/);
-  const restarted = livePostmaster(clusterDir)!.pid;
+    process.kill(postmaster, 'SIGKILL');
+    await waitFor(
+      async () => (/backplane_embedded_database_restarts_total\{role="primary"\} [1-9]/.test(await metric(owner)) ? true : undefined),
+      90_000,
+      'the restart to be counted',
+    );
+    await waitFor(() => ready(owner), 60_000, '/readyz 200 after the restart');
+    t.not(livePostmaster(clusterDir)?.pid, postmaster);
+    t.regex(owner.output(), /embedded PostgreSQL restarted/);
+    const restarted = livePostmaster(clusterDir)!.pid;
 
-  // A command and a second primary on the same folder use the server; neither takes it or stops it.
-  const status = await runCli(['migrate', 'status'], { DATABASE_URL: '', APP_DATA_DIR: dir });
-  t.is(status.code, 0, status.stderr);
-  const second = await serve(t, dir);
-  t.regex(second.output(), new RegExp(`owned by process ${owner.process.pid}, which stops it on exit`));
-  t.is(await second.stop(), 0);
-  t.is(livePostmaster(clusterDir)?.pid, restarted);
-  t.true(await ready(owner));
+    // A command and a second primary on the same folder use the server; neither takes it or stops it.
+    const status = await runCli(['migrate', 'status'], { DATABASE_URL: '', APP_DATA_DIR: dir });
+    t.is(status.code, 0, status.stderr);
+    const second = await serve(t, dir);
+    t.regex(second.output(), new RegExp(`owned by process ${owner.process.pid}, which stops it on exit`));
+    t.is(await second.stop(), 0);
+    t.is(livePostmaster(clusterDir)?.pid, restarted);
+    t.true(await ready(owner));
 
-  t.is(await owner.stop(), 0);
-  await waitFor(async () => (processesFor(dir).length === 0 ? true : undefined), 30_000, 'no process left on the data folder');
-  t.is(livePostmaster(clusterDir), undefined);
-});
+    t.is(await owner.stop(), 0);
+    await waitFor(async () => (processesFor(dir).length === 0 ? true : undefined), 30_000, 'no process left on the data folder');
+    t.is(livePostmaster(clusterDir), undefined);
+  },
+);
 
 /** A module migrations folder holding one migration. */
 function moduleMigration(t: ExecutionContext, sql: string): string {
@@ -123,7 +130,14 @@ const fixtureCli = join(root, 'test', 'support', 'moduleMigrationsCli.ts');
 
 test.serial('a start whose migration does not apply exits non-zero and leaves no database running: serve and migrate up', async (t) => {
   const dir = dataFolder(t);
-  const env = { DATABASE_URL: '', APP_DATA_DIR: dir, APP_INSTANCES: '1', APP_METRICS_PORT: '0', PORT: '0', BACKPLANE_TEST_MODULE_MIGRATIONS: moduleMigration(t, 'select * from no_such_table;\n') };
+  const env = {
+    DATABASE_URL: '',
+    APP_DATA_DIR: dir,
+    APP_INSTANCES: '1',
+    APP_METRICS_PORT: '0',
+    PORT: '0',
+    BACKPLANE_TEST_MODULE_MIGRATIONS: moduleMigration(t, 'select * from no_such_table;\n'),
+  };
   for (const args of [['serve'], ['migrate', 'up']]) {
     const result = await runCli(args, env, undefined, fixtureCli);
     t.true(result.code !== 0 && result.code !== null, `${args.join(' ')} exited ${result.code}: ${result.stderr}`);

@@ -44,17 +44,28 @@ test.serial('an instance killed while holding a run: another instance takes it o
   const accepted = await fetch(`${cluster.url}/ops/jobs/definitions/test_hold/run`, { method: 'POST', headers: bearer(token) });
   t.is(accepted.status, 202);
   const { id } = (await accepted.json()) as { id: string };
-  const holder = await waitFor(async () => {
-    const { rows } = await db.pool.query<{ state: string; instance_id: string }>('select state, instance_id from job_runs where id = $1', [id]);
-    return rows[0]!.state === 'running' ? rows[0]!.instance_id : undefined;
-  }, 10_000, 'the run to start');
+  const holder = await waitFor(
+    async () => {
+      const { rows } = await db.pool.query<{ state: string; instance_id: string }>('select state, instance_id from job_runs where id = $1', [id]);
+      return rows[0]!.state === 'running' ? rows[0]!.instance_id : undefined;
+    },
+    10_000,
+    'the run to start',
+  );
   const { rows } = await db.pool.query<{ pid: number }>('select pid from release_instances where instance_id = $1', [holder]);
   process.kill(rows[0]!.pid, 'SIGKILL');
 
-  const done = await waitFor(async () => {
-    const run = await db.pool.query<{ state: string; instance_id: string; attempts: number }>('select state, instance_id, attempts from job_runs where id = $1', [id]);
-    return run.rows[0]!.state === 'succeeded' ? run.rows[0]! : undefined;
-  }, 20_000, 'another instance to complete the run');
+  const done = await waitFor(
+    async () => {
+      const run = await db.pool.query<{ state: string; instance_id: string; attempts: number }>(
+        'select state, instance_id, attempts from job_runs where id = $1',
+        [id],
+      );
+      return run.rows[0]!.state === 'succeeded' ? run.rows[0]! : undefined;
+    },
+    20_000,
+    'another instance to complete the run',
+  );
   t.not(done.instance_id, holder);
   t.is(done.attempts, 2);
 });

@@ -81,10 +81,14 @@ if ('missing' in binary) {
     const response = await sendJson('PUT', `${writer!.url}/ops/settings/auth.login_attempts`, { value: 17, reason: 'through pgbouncer' }, app.headers.admin);
     t.is(response.status, 200);
     const { version } = (await response.json()) as { version: number };
-    const seen = await waitFor(async () => {
-      const { body } = await getJson<{ value: number; version: number }>(`${reader!.url}/ops/settings/auth.login_attempts`, app.headers.admin);
-      return body.version === version ? body : undefined;
-    }, 20_000, 'the other instance to serve the new version');
+    const seen = await waitFor(
+      async () => {
+        const { body } = await getJson<{ value: number; version: number }>(`${reader!.url}/ops/settings/auth.login_attempts`, app.headers.admin);
+        return body.version === version ? body : undefined;
+      },
+      20_000,
+      'the other instance to serve the new version',
+    );
     t.is(seen.value, 17);
   });
 
@@ -109,10 +113,14 @@ if ('missing' in binary) {
     const accepted = await fetch(`${app.instances[1]!.url}/ops/jobs/definitions/${RETENTION_JOB}/run`, { method: 'POST', headers: app.headers.admin });
     t.is(accepted.status, 202);
     const { id } = (await accepted.json()) as { id: string };
-    const run = await waitFor(async () => {
-      const { rows } = await app.db.pool.query<{ state: string; error: unknown }>('select state, error from job_runs where id = $1', [id]);
-      return rows[0] && ['succeeded', 'failed'].includes(rows[0].state) ? rows[0] : undefined;
-    }, 60_000, 'the retention run to finish');
+    const run = await waitFor(
+      async () => {
+        const { rows } = await app.db.pool.query<{ state: string; error: unknown }>('select state, error from job_runs where id = $1', [id]);
+        return rows[0] && ['succeeded', 'failed'].includes(rows[0].state) ? rows[0] : undefined;
+      },
+      60_000,
+      'the retention run to finish',
+    );
     t.is(run.state, 'succeeded', JSON.stringify(run.error));
   });
 

@@ -51,7 +51,9 @@ test.serial('the primary decides for every instance: a flood spread over three a
     t.true(ok.length >= LIMIT);
   }
   // Decided in the database through more than one instance.
-  const workers = new Set([...text.matchAll(/backplane_ratelimit_decisions_total\{[^}]*source="database"[^}]*worker="(\d+)"\} [1-9]/g)].map((match) => match[1]));
+  const workers = new Set(
+    [...text.matchAll(/backplane_ratelimit_decisions_total\{[^}]*source="database"[^}]*worker="(\d+)"\} [1-9]/g)].map((match) => match[1]),
+  );
   t.true(workers.size >= 2, [...workers].join(','));
   // The statements are the primary's: counted once, without a worker label.
   t.is(text.split('\n').filter((line) => line.startsWith('# HELP backplane_ratelimit_statement_keys ')).length, 1);
@@ -65,7 +67,10 @@ test.serial('the primary decides for every instance: a flood spread over three a
     const { rows } = await client.query<{ name: string; count: number }>(
       `select application_name as name, count(*)::int as count from pg_stat_activity where application_name like 'backplane-%ratelimit' group by 1`,
     );
-    t.deepEqual(rows.map((row) => row.name), ['backplane-primary-ratelimit']);
+    t.deepEqual(
+      rows.map((row) => row.name),
+      ['backplane-primary-ratelimit'],
+    );
     t.true(rows[0]!.count <= 4);
   } finally {
     await client.end();
@@ -73,7 +78,11 @@ test.serial('the primary decides for every instance: a flood spread over three a
 });
 
 test.serial('with the database stopped the instances decide alone with their shares, and go back to it once it answers', async (t) => {
-  await waitFor(async () => (sum(await metrics(), 'backplane_ratelimit_live_instances', /worker=/) === 9 ? true : undefined), 30_000, 'every instance to count three');
+  await waitFor(
+    async () => (sum(await metrics(), 'backplane_ratelimit_live_instances', /worker=/) === 9 ? true : undefined),
+    30_000,
+    'every instance to count three',
+  );
   await server.stop();
   try {
     const started = performance.now();
@@ -93,7 +102,9 @@ test.serial('with the database stopped the instances decide alone with their sha
     async () => {
       await send(cluster.url, { path: '/auth/sign-in', forwardedFor: '198.51.100.33' });
       const text = await metrics();
-      return text.includes('backplane_ratelimit_alone_since_seconds') && sum(text, 'backplane_ratelimit_alone_since_seconds', /worker=/) === 0 ? true : undefined;
+      return text.includes('backplane_ratelimit_alone_since_seconds') && sum(text, 'backplane_ratelimit_alone_since_seconds', /worker=/) === 0
+        ? true
+        : undefined;
     },
     30_000,
     'every instance to decide in the database again',

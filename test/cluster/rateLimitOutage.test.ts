@@ -57,7 +57,8 @@ async function rateLimitCheck(instance: RunningInstance) {
 
 test.serial('with the database stopped the instances decide alone with their shares: the cluster admits at most the limit, and no request fails', async (t) => {
   await waitFor(
-    async () => ((await Promise.all(instances.map((instance) => gauge(instance, 'backplane_ratelimit_live_instances')))).every((live) => live === 3) ? true : undefined),
+    async () =>
+      (await Promise.all(instances.map((instance) => gauge(instance, 'backplane_ratelimit_live_instances')))).every((live) => live === 3) ? true : undefined,
     30_000,
     'every instance to count three',
   );
@@ -84,10 +85,14 @@ test.serial('with the database stopped the instances decide alone with their sha
     t.true((await decisions(instance, 'fallback')) >= 100);
     t.true((await gauge(instance, 'backplane_ratelimit_alone_since_seconds'))! > 0);
     // Readiness reuses a report for a second: the one from before the stop may still be served.
-    const check = await waitFor(async () => {
-      const current = await rateLimitCheck(instance);
-      return current?.status === 'error' ? current : undefined;
-    }, 10_000, 'the readiness entry to report deciding alone');
+    const check = await waitFor(
+      async () => {
+        const current = await rateLimitCheck(instance);
+        return current?.status === 'error' ? current : undefined;
+      },
+      10_000,
+      'the readiness entry to report deciding alone',
+    );
     t.false(Number.isNaN(Date.parse(check.since ?? '')));
   }
   const fallbacks = (await instances[0]!.registry.getSingleMetricAsString('backplane_ratelimit_fallbacks_total')).split('\n');

@@ -28,9 +28,12 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-const queued = async () => (await db.pool.query<{ n: number; leased: number }>(
-  'select count(*)::int as n, count(*) filter (where lease_expires_at > now())::int as leased from auth_token_revocations',
-)).rows[0]!;
+const queued = async () =>
+  (
+    await db.pool.query<{ n: number; leased: number }>(
+      'select count(*)::int as n, count(*) filter (where lease_expires_at > now())::int as leased from auth_token_revocations',
+    )
+  ).rows[0]!;
 
 const schedule = async (token: string, value: string | null) =>
   fetch(`${cluster.url}/ops/jobs/definitions/auth_revoke_tokens`, {
@@ -56,18 +59,26 @@ test('an instance killed in the middle of a batch: its rows are revoked after th
   // Every revocation now takes 5 s, so the batch is still in flight when its instance dies.
   provider.revocationDelayMs = 5_000;
   // A slot that ran before the schedule changed keeps a new run away for a minute (429): ask until one is queued.
-  await waitFor(async () => {
-    const asked = await fetch(`${cluster.url}/ops/jobs/definitions/auth_revoke_tokens/run`, { method: 'POST', headers: bearer(token) });
-    t.true([202, 429].includes(asked.status));
-    return asked.status === 202 ? true : (await new Promise((resolve) => setTimeout(resolve, 1_000)), undefined);
-  }, 90_000, 'a run of auth_revoke_tokens to be queued');
-  const holder = await waitFor(async () => {
-    const { rows } = await db.pool.query<{ pid: number }>(
-      `select i.pid from job_runs r join release_instances i on i.instance_id = r.instance_id
+  await waitFor(
+    async () => {
+      const asked = await fetch(`${cluster.url}/ops/jobs/definitions/auth_revoke_tokens/run`, { method: 'POST', headers: bearer(token) });
+      t.true([202, 429].includes(asked.status));
+      return asked.status === 202 ? true : (await new Promise((resolve) => setTimeout(resolve, 1_000)), undefined);
+    },
+    90_000,
+    'a run of auth_revoke_tokens to be queued',
+  );
+  const holder = await waitFor(
+    async () => {
+      const { rows } = await db.pool.query<{ pid: number }>(
+        `select i.pid from job_runs r join release_instances i on i.instance_id = r.instance_id
        where r.job = 'auth_revoke_tokens' and r.state = 'running'`,
-    );
-    return rows[0] && (await queued()).leased === 6 && provider.revocationsReceived > 0 ? rows[0].pid : undefined;
-  }, 90_000, 'a run holding the batch with requests in flight');
+      );
+      return rows[0] && (await queued()).leased === 6 && provider.revocationsReceived > 0 ? rows[0].pid : undefined;
+    },
+    90_000,
+    'a run holding the batch with requests in flight',
+  );
   process.kill(holder, 'SIGKILL');
 
   // Nothing is lost: the rows wait out their lease (3 minutes; made to pass here) for another run.
@@ -84,7 +95,10 @@ test('an instance killed in the middle of a batch: its rows are revoked after th
   }
   // A token the killed run had already revoked is revoked again, and RFC 7009 answers 200 to that.
   t.true(provider.revocations.length >= 6);
-  t.true(provider.revocations.every((status) => status === 200), JSON.stringify(provider.revocations));
+  t.true(
+    provider.revocations.every((status) => status === 200),
+    JSON.stringify(provider.revocations),
+  );
   const { rows } = await db.pool.query("select count(*)::int as n from audit_events where action = 'auth.identity.revocation_abandoned'");
   t.is(rows[0]!.n, 0);
 });

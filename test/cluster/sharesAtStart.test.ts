@@ -26,7 +26,8 @@ function everyAnswerProper(responses: PlainResponse[]): boolean {
   );
 }
 
-const tally = (responses: PlainResponse[]) => responses.reduce<Record<number, number>>((counts, response) => ({ ...counts, [response.status]: (counts[response.status] ?? 0) + 1 }), {});
+const tally = (responses: PlainResponse[]) =>
+  responses.reduce<Record<number, number>>((counts, response) => ({ ...counts, [response.status]: (counts[response.status] ?? 0) + 1 }), {});
 
 async function runningRows(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });

@@ -34,7 +34,11 @@ test.after.always(async () => {
 test.serial('a killed embedded PostgreSQL is restarted by the primary, counted, and /readyz is 200 again', async (t) => {
   const before = postmasterPid();
   process.kill(before, 'SIGKILL');
-  await waitFor(async () => (/backplane_embedded_database_restarts_total\{role="primary"\} [1-9]/.test(await metrics()) ? true : undefined), 60_000, 'the database restart');
+  await waitFor(
+    async () => (/backplane_embedded_database_restarts_total\{role="primary"\} [1-9]/.test(await metrics()) ? true : undefined),
+    60_000,
+    'the database restart',
+  );
   t.not(postmasterPid(), before);
   const ready = await waitFor(async () => ((await fetch(`${cluster.url}/readyz`)).status === 200 ? true : undefined), 60_000, '/readyz 200');
   t.true(ready);
@@ -42,10 +46,14 @@ test.serial('a killed embedded PostgreSQL is restarted by the primary, counted, 
 });
 
 test.serial('an instance whose event loop is stopped beyond the liveness time is killed and replaced', async (t) => {
-  const before = await waitFor(async () => {
-    const rows = await runningInstances();
-    return rows.length === 2 ? rows : undefined;
-  }, 30_000, 'two running instances');
+  const before = await waitFor(
+    async () => {
+      const rows = await runningInstances();
+      return rows.length === 2 ? rows : undefined;
+    },
+    30_000,
+    'two running instances',
+  );
   const victim = before[0]!;
   process.kill(victim.pid, 'SIGSTOP');
   try {
@@ -62,10 +70,14 @@ test.serial('an instance whose event loop is stopped beyond the liveness time is
       // already gone
     }
   }
-  const replacement = await waitFor(async () => {
-    const rows = await runningInstances();
-    return rows.find((row) => !before.some((old) => old.instance_id === row.instance_id));
-  }, 60_000, 'a new instance id');
+  const replacement = await waitFor(
+    async () => {
+      const rows = await runningInstances();
+      return rows.find((row) => !before.some((old) => old.instance_id === row.instance_id));
+    },
+    60_000,
+    'a new instance id',
+  );
   t.not(replacement.pid, victim.pid);
   t.regex(cluster.output(), /did not answer the liveness ping/);
   t.is((await fetch(`${cluster.url}/livez`)).status, 200);
@@ -80,7 +92,15 @@ for (const [name, env] of [
   test(`serve refuses a bad ${name} with exit 2, one line naming it, and no instance forked`, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'backplane-refused-'));
     try {
-      const result = await runCli(['serve'], { DATABASE_URL: '', APP_DATA_DIR: dir, APP_INSTANCES: '1', APP_METRICS_PORT: '0', PORT: '0', LOG_LEVEL: 'info', ...env });
+      const result = await runCli(['serve'], {
+        DATABASE_URL: '',
+        APP_DATA_DIR: dir,
+        APP_INSTANCES: '1',
+        APP_METRICS_PORT: '0',
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        ...env,
+      });
       t.is(result.code, 2);
       const lines = result.stderr.trim().split('\n');
       t.is(lines.length, 1, result.stderr);

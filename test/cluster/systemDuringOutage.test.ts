@@ -48,7 +48,10 @@ test.serial('when only the migration read fails, the database check entry says s
     t.true(validateSystem(body), JSON.stringify(validateSystem.errors));
     t.like(body.database, { status: 'error', error: MIGRATIONS_UNREADABLE });
     t.like(body.database.migrations, { current: known.current, latest: known.latest, pending: known.pending, read_at: known.read_at });
-    t.like(body.checks.find((check: { name: string }) => check.name === 'database'), { status: 'error', error: MIGRATIONS_UNREADABLE, last_ok_at: known.read_at });
+    t.like(
+      body.checks.find((check: { name: string }) => check.name === 'database'),
+      { status: 'error', error: MIGRATIONS_UNREADABLE, last_ok_at: known.read_at },
+    );
     t.true(body.database.ping_ms >= 0);
   } finally {
     await blocker.query('rollback');
@@ -57,7 +60,10 @@ test.serial('when only the migration read fails, the database check entry says s
   const recovered = (await describe()).body;
   t.is(recovered.database.status, 'ok');
   t.true(Date.parse(recovered.database.migrations.read_at) > Date.parse(known.read_at));
-  t.like(recovered.checks.find((check: { name: string }) => check.name === 'database'), { status: 'ok' });
+  t.like(
+    recovered.checks.find((check: { name: string }) => check.name === 'database'),
+    { status: 'ok' },
+  );
 });
 
 test.serial('with the database down, the migration counts are the last ones read with their time, not zeros', async (t) => {

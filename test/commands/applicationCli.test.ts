@@ -7,13 +7,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { backplane, root } from '../application/support.ts';
 
-const REPORT = "const argv: string[] = process.argv.slice(2);\nconsole.log(JSON.stringify({ argv, entry: process.argv[1], dataDir: process.env.APP_DATA_DIR }));\n";
+const REPORT =
+  'const argv: string[] = process.argv.slice(2);\nconsole.log(JSON.stringify({ argv, entry: process.argv[1], dataDir: process.env.APP_DATA_DIR }));\n';
 
 /** A folder with an application's package.json; its entry and tsx as given. */
 function application(t: ExecutionContext, files: Record<string, string>, options: { tsx: boolean; pkg?: object } = { tsx: true }): string {
   const dir = mkdtempSync(join(tmpdir(), 'backplane-app-cli-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const pkg = options.pkg ?? { name: 'fixture-app', type: 'module', dependencies: { backplane: '*' }, backplane: { entry: 'src/main.ts', builtEntry: 'dist/main.js' } };
+  const pkg = options.pkg ?? {
+    name: 'fixture-app',
+    type: 'module',
+    dependencies: { backplane: '*' },
+    backplane: { entry: 'src/main.ts', builtEntry: 'dist/main.js' },
+  };
   writeFileSync(join(dir, 'package.json'), JSON.stringify(pkg));
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(join(dir, path, '..'), { recursive: true });
@@ -38,7 +44,11 @@ test('inside an application, from any folder of it, every command runs its entry
 test('an application that fails to load is refused in one line naming it: exit 2 for a composition refusal, 1 for its code failing', async (t) => {
   const source = join(root, 'src', 'index.ts');
   for (const [main, code, said] of [
-    [`import { backplaneModules, defineApplication } from '${source}';\ndefineApplication({ name: 'fixture-app', modules: [...backplaneModules, backplaneModules[0]!] });\n`, 2, /module \w+ is listed twice/],
+    [
+      `import { backplaneModules, defineApplication } from '${source}';\ndefineApplication({ name: 'fixture-app', modules: [...backplaneModules, backplaneModules[0]!] });\n`,
+      2,
+      /module \w+ is listed twice/,
+    ],
     ["throw new Error('the notes store did not open');\n", 1, /the notes store did not open/],
     ['const broken: = 1;\n', 1, /Transform failed/],
   ] as const) {
@@ -61,7 +71,10 @@ test('without tsx the built entry runs; with neither, one line says what to do, 
   const refused = await backplane(['roles', 'list'], neither);
   t.is(refused.code, 2);
   oneLine(t, refused.stderr);
-  t.regex(refused.stderr, /^backplane: the application in \S+ cannot run its command line: src\/main\.ts needs tsx \(npm install\) and dist\/main\.js is not built \(npm run build\)$/m);
+  t.regex(
+    refused.stderr,
+    /^backplane: the application in \S+ cannot run its command line: src\/main\.ts needs tsx \(npm install\) and dist\/main\.js is not built \(npm run build\)$/m,
+  );
 });
 
 test('new and upgrade, and folders that are no application, run Backplane alone', async (t) => {

@@ -37,7 +37,15 @@ test('--version prints the package version', async (t) => {
 });
 
 test('--help on a command or subcommand prints its usage and never acts', async (t) => {
-  for (const args of [['serve', '--help'], ['openapi', '--help', '--dir', '/nonexistent/should-not-exist'], ['maintenance', 'on', '--help'], ['settings', 'set', '-h'], ['help', 'jobs'], ['upgrade', '--help', '--from', 'v0.4'], ['doctor', '-h']]) {
+  for (const args of [
+    ['serve', '--help'],
+    ['openapi', '--help', '--dir', '/nonexistent/should-not-exist'],
+    ['maintenance', 'on', '--help'],
+    ['settings', 'set', '-h'],
+    ['help', 'jobs'],
+    ['upgrade', '--help', '--from', 'v0.4'],
+    ['doctor', '-h'],
+  ]) {
     const result = await runCli(args, noDatabase);
     t.is(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
     t.regex(result.stdout, /^usage: backplane /, args.join(' '));
@@ -83,7 +91,10 @@ test.serial('settings set goes through the settings service: validation, version
   const stale = await runCli(['settings', 'set', 'maintenance.retry_after', '1.5h', '--reason', 'r', '--version', String(setting.version + 5)], env);
   t.regex(stale.stderr, /setting_version_conflict/);
 
-  const changed = await runCli(['settings', 'set', 'maintenance.retry_after', '1.5h', '--reason', 'longer upgrade', '--version', String(setting.version), '--json'], env);
+  const changed = await runCli(
+    ['settings', 'set', 'maintenance.retry_after', '1.5h', '--reason', 'longer upgrade', '--version', String(setting.version), '--json'],
+    env,
+  );
   t.is(changed.code, 0, changed.stderr);
   t.like(JSON.parse(changed.stdout), { name: 'maintenance.retry_after', value: '1h30m', value_seconds: 5400, version: setting.version + 1 });
   const flag = await runCli(['settings', 'set', 'maintenance.enabled', 'false', '--reason', 'no change'], env);
@@ -173,12 +184,18 @@ test('commands never migrate: with a migration pending or no schema at all they 
   const before = await ledger();
   const listed = await runCli(['jobs', 'list'], { DATABASE_URL: behind.url, BACKPLANE_TEST_MODULE_MIGRATIONS: folder }, undefined, fixtureCli);
   t.is(listed.code, 2, listed.stderr);
-  t.regex(listed.stderr, /^backplane: the database's schema is behind this code, 1 migration\(s\) pending \(20990101000000_fixture_step\): run backplane migrate up, then this command again\n$/);
+  t.regex(
+    listed.stderr,
+    /^backplane: the database's schema is behind this code, 1 migration\(s\) pending \(20990101000000_fixture_step\): run backplane migrate up, then this command again\n$/,
+  );
   t.is(listed.stdout, '');
   t.is(await ledger(), before);
 
   const created = await runCli(['accounts', 'create', '--email', 'first@example.com'], { DATABASE_URL: empty.url });
   t.is(created.code, 2, created.stderr);
-  t.regex(created.stderr, /^backplane: the database has no schema yet: run backplane migrate up \(or start the service, which applies migrations\), then this command again\n$/);
+  t.regex(
+    created.stderr,
+    /^backplane: the database has no schema yet: run backplane migrate up \(or start the service, which applies migrations\), then this command again\n$/,
+  );
   t.is((await empty.pool.query(`select to_regclass('schema_migrations') as ledger`)).rows[0].ledger, null);
 });

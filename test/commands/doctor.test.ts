@@ -131,13 +131,9 @@ test('pool size: ok for one instance; fail when the instances need more connecti
 
 test.serial('instances: warn with none running, ok with one version, warn on mixed versions', async (t) => {
   t.is((await check(instancesCheck)).status, 'warn');
-  await db.pool.query(
-    `insert into release_instances (instance_id, version, runtime_version, host, pid) values ('doctor-a', '0.6.0', 'v20', 'h', 1)`,
-  );
+  await db.pool.query(`insert into release_instances (instance_id, version, runtime_version, host, pid) values ('doctor-a', '0.6.0', 'v20', 'h', 1)`);
   t.is((await check(instancesCheck)).status, 'ok');
-  await db.pool.query(
-    `insert into release_instances (instance_id, version, runtime_version, host, pid) values ('doctor-b', '0.5.0', 'v20', 'h', 2)`,
-  );
+  await db.pool.query(`insert into release_instances (instance_id, version, runtime_version, host, pid) values ('doctor-b', '0.5.0', 'v20', 'h', 2)`);
   const mixed = await check(instancesCheck);
   t.is(mixed.status, 'warn');
   t.regex(mixed.message, /0\.5\.0 \(1\), 0\.6\.0 \(1\)/);
@@ -241,8 +237,16 @@ test.serial('backplane doctor prints one line per check and exits 1 on a fail', 
   t.is(broken.code, 1);
   t.regex(broken.stdout, /^fail +configuration +APP_INSTANCES/m);
   t.regex(broken.stdout, /^skip +migrations +/m);
-  const unreachableDb = JSON.parse((await runCli(['doctor', '--json'], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', APP_METRICS_PORT: '1' })).stdout) as { checks: Array<{ check: string; status: string }> };
-  t.like(unreachableDb.checks.find((entry) => entry.check === 'database'), { status: 'fail' });
-  t.like(unreachableDb.checks.find((entry) => entry.check === 'migrations'), { status: 'skip' });
+  const unreachableDb = JSON.parse(
+    (await runCli(['doctor', '--json'], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', APP_METRICS_PORT: '1' })).stdout,
+  ) as { checks: Array<{ check: string; status: string }> };
+  t.like(
+    unreachableDb.checks.find((entry) => entry.check === 'database'),
+    { status: 'fail' },
+  );
+  t.like(
+    unreachableDb.checks.find((entry) => entry.check === 'migrations'),
+    { status: 'skip' },
+  );
   t.false(unreachableDb.checks.some((entry) => entry.status === 'ok' && entry.check !== 'configuration' && entry.check !== 'api_files'));
 });

@@ -35,7 +35,9 @@ test.serial('bad invocations change nothing', async (t) => {
 });
 
 test.serial('an instance started while maintenance is on starts in maintenance', async (t) => {
-  const on = await runCli(['maintenance', 'on', '--message', 'Planned upgrade', '--retry-after', '10m', '--reason', 'upgrade to v0.6'], { DATABASE_URL: db.url });
+  const on = await runCli(['maintenance', 'on', '--message', 'Planned upgrade', '--retry-after', '10m', '--reason', 'upgrade to v0.6'], {
+    DATABASE_URL: db.url,
+  });
   t.is(on.code, 0, on.stderr);
   const instance = await startTestInstance(db.url);
   try {
@@ -75,16 +77,24 @@ test.serial('running instances follow the command; the metrics port and open rou
   t.is(off.code, 0, off.stderr);
   const since = Date.now();
   // Both instances, reached over fresh connections, must have followed.
-  await waitFor(async () => {
-    const statuses = await Promise.all(Array.from({ length: 6 }, () => statusOf(`${cluster!.url}/products`)));
-    return statuses.every((status) => status === 404) ? true : undefined;
-  }, 5_000, 'every instance to leave maintenance');
+  await waitFor(
+    async () => {
+      const statuses = await Promise.all(Array.from({ length: 6 }, () => statusOf(`${cluster!.url}/products`)));
+      return statuses.every((status) => status === 404) ? true : undefined;
+    },
+    5_000,
+    'every instance to leave maintenance',
+  );
   t.log(`instances left maintenance ${Date.now() - since} ms after the command returned`);
 
   t.is((await runCli(['maintenance', 'on', '--reason', 'again'], { DATABASE_URL: db.url })).code, 0);
-  await waitFor(async () => {
-    const statuses = await Promise.all(Array.from({ length: 6 }, () => statusOf(`${cluster!.url}/products`)));
-    return statuses.every((status) => status === 503) ? true : undefined;
-  }, 5_000, 'every instance to enter maintenance');
+  await waitFor(
+    async () => {
+      const statuses = await Promise.all(Array.from({ length: 6 }, () => statusOf(`${cluster!.url}/products`)));
+      return statuses.every((status) => status === 503) ? true : undefined;
+    },
+    5_000,
+    'every instance to enter maintenance',
+  );
   t.is(await statusOf(cluster.metricsUrl), 200);
 });

@@ -27,6 +27,9 @@ test('CHANGELOG carries the release notes upgrade shows: the v0.5 table and the 
 
 test('release notes name semver releases, oldest first, as upgrade compares them', (t) => {
   const versions = RELEASES.map((release) => release.version);
-  t.deepEqual(versions.map((version) => normalizeVersion(version)), versions);
+  t.deepEqual(
+    versions.map((version) => normalizeVersion(version)),
+    versions,
+  );
   t.deepEqual([...versions].sort(compareVersions), versions);
 });

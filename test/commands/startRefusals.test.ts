@@ -95,7 +95,9 @@ const withPassword = (url: string, password: string) => {
 test('a wrong database password: serve and migrate status exit 2 naming DATABASE_URL and the failure, never the password', async (t) => {
   const url = withPassword(db.url, WRONG_PASSWORD);
   const { hostname, port, username } = new URL(url);
-  const expected = new RegExp(`^backplane: DATABASE_URL: authentication failed for user "${username}" on ${hostname}:${port}: check the user and its password$`);
+  const expected = new RegExp(
+    `^backplane: DATABASE_URL: authentication failed for user "${username}" on ${hostname}:${port}: check the user and its password$`,
+  );
   for (const ran of [await serve({ DATABASE_URL: url }), await cli(['migrate', 'status'], { DATABASE_URL: url })]) {
     refusedInOneLine(t, ran, expected);
     t.false(`${ran.stdout}${ran.stderr}`.includes(WRONG_PASSWORD));
@@ -105,14 +107,21 @@ test('a wrong database password: serve and migrate status exit 2 naming DATABASE
 test('from files, the message names DATABASE_URL_FILE and where the password came from', async (t) => {
   const url = new URL(db.url);
   url.password = '';
-  const ran = await cli(['migrate', 'status'], { DATABASE_URL_FILE: secretFile('url', `${url}\n`), PGPASSWORD_FILE: secretFile('password', `${WRONG_PASSWORD}\n`) });
+  const ran = await cli(['migrate', 'status'], {
+    DATABASE_URL_FILE: secretFile('url', `${url}\n`),
+    PGPASSWORD_FILE: secretFile('password', `${WRONG_PASSWORD}\n`),
+  });
   refusedInOneLine(t, ran, /^backplane: DATABASE_URL_FILE \(password from PGPASSWORD_FILE\): authentication failed for user /);
   t.false(`${ran.stdout}${ran.stderr}`.includes(WRONG_PASSWORD));
 });
 
 test('a database that does not exist, and DATABASE_LISTEN_URL named when commands connect through it', async (t) => {
   const missing = db.url.replace(/\/[^/]+$/, '/no_such_database');
-  refusedInOneLine(t, await cli(['migrate', 'status'], { DATABASE_URL: missing }), /^backplane: DATABASE_URL: database "no_such_database" does not exist on 127\.0\.0\.1:\d+$/);
+  refusedInOneLine(
+    t,
+    await cli(['migrate', 'status'], { DATABASE_URL: missing }),
+    /^backplane: DATABASE_URL: database "no_such_database" does not exist on 127\.0\.0\.1:\d+$/,
+  );
   const listen = await cli(['migrate', 'status'], { DATABASE_URL: db.url, DATABASE_LISTEN_URL: withPassword(db.url, WRONG_PASSWORD) });
   refusedInOneLine(t, listen, /^backplane: DATABASE_LISTEN_URL: authentication failed /);
 });
@@ -126,11 +135,15 @@ test('a closed port: serve and migrate status exit 2 with "could not connect to 
   }
 });
 
-test('a server that accepts and never answers: timed out, after the pool\'s 5 s connect bound', async (t) => {
+test("a server that accepts and never answers: timed out, after the pool's 5 s connect bound", async (t) => {
   const silent = createServer(() => undefined);
   const port = await listen(silent);
   try {
-    refusedInOneLine(t, await cli(['migrate', 'status'], { DATABASE_URL: `postgres://app:${WRONG_PASSWORD}@127.0.0.1:${port}/app` }), new RegExp(`^backplane: DATABASE_URL: timed out connecting to 127\\.0\\.0\\.1:${port}$`));
+    refusedInOneLine(
+      t,
+      await cli(['migrate', 'status'], { DATABASE_URL: `postgres://app:${WRONG_PASSWORD}@127.0.0.1:${port}/app` }),
+      new RegExp(`^backplane: DATABASE_URL: timed out connecting to 127\\.0\\.0\\.1:${port}$`),
+    );
   } finally {
     silent.close();
   }
@@ -141,7 +154,12 @@ test('an empty, blank, missing or unreadable key file: serve exits 2 naming the 
   const blank = secretFile('blank-key', '  \n\n');
   const folder = join(dir, 'folder-key');
   mkdirSync(folder);
-  for (const [path, why] of [[empty, 'is empty'], [blank, 'is empty'], [join(dir, 'missing-key'), 'it does not exist'], [folder, 'it is a folder, not a file']] as const) {
+  for (const [path, why] of [
+    [empty, 'is empty'],
+    [blank, 'is empty'],
+    [join(dir, 'missing-key'), 'it does not exist'],
+    [folder, 'it is a folder, not a file'],
+  ] as const) {
     const ran = await serve({ APP_ENCRYPTION_KEY: '', APP_ENCRYPTION_KEY_FILE: path, DATABASE_URL: db.url });
     refusedInOneLine(t, ran, new RegExp(`^backplane: APP_ENCRYPTION_KEY_FILE: .*${path}.*${why}`));
   }
@@ -153,7 +171,11 @@ test('an empty, blank, missing or unreadable key file: serve exits 2 naming the 
   if (!asRoot) {
     chmodSync(unreadable, 0o000);
   }
-  const ran = await cli(['migrate', 'status'], { APP_ENCRYPTION_KEY: '', APP_ENCRYPTION_KEY_FILE: unreadable, DATABASE_URL: db.url }, asRoot ? 65534 : undefined);
+  const ran = await cli(
+    ['migrate', 'status'],
+    { APP_ENCRYPTION_KEY: '', APP_ENCRYPTION_KEY_FILE: unreadable, DATABASE_URL: db.url },
+    asRoot ? 65534 : undefined,
+  );
   refusedInOneLine(t, ran, new RegExp(`^backplane: APP_ENCRYPTION_KEY_FILE: cannot read ${unreadable}: this user may not read it$`));
 });
 
@@ -161,6 +183,8 @@ test('a key file any user may read works, with one warning line naming the varia
   const open = secretFile('open-key', `${TEST_ENCRYPTION_KEY}\n`, 0o644);
   const ran = await cli(['migrate', 'status'], { APP_ENCRYPTION_KEY: '', APP_ENCRYPTION_KEY_FILE: open, DATABASE_URL: db.url });
   t.is(ran.code, 0, ran.stderr);
-  t.deepEqual(ran.stderr.trim().split('\n'), [`backplane: warning: APP_ENCRYPTION_KEY_FILE: ${open} is readable by every user (mode 0644): let only the service's user or group read it (chmod o-r, or a Secret volume's defaultMode 0440 with fsGroup)`]);
+  t.deepEqual(ran.stderr.trim().split('\n'), [
+    `backplane: warning: APP_ENCRYPTION_KEY_FILE: ${open} is readable by every user (mode 0644): let only the service's user or group read it (chmod o-r, or a Secret volume's defaultMode 0440 with fsGroup)`,
+  ]);
   t.false(ran.stderr.includes(TEST_ENCRYPTION_KEY));
 });

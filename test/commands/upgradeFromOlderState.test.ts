@@ -78,12 +78,20 @@ test.serial('--json prints one document with the actions and their numbers, and 
     from: string;
     to: string;
     dry_run: boolean;
-    releases: Array<{ version: string; changes: Array<{ change: string; action: string; check: string | null; needed: boolean | null; finding: string | null }> }>;
+    releases: Array<{
+      version: string;
+      changes: Array<{ change: string; action: string; check: string | null; needed: boolean | null; finding: string | null }>;
+    }>;
     branch: string;
     committed: boolean;
   };
   t.like(report, { from: '0.4.0', dry_run: true, committed: false, branch: `backplane-upgrade/${report.to}` });
-  const checks = Object.fromEntries(report.releases.flatMap((release) => release.changes).filter((change) => change.check).map((change) => [change.check, change]));
+  const checks = Object.fromEntries(
+    report.releases
+      .flatMap((release) => release.changes)
+      .filter((change) => change.check)
+      .map((change) => [change.check, change]),
+  );
   t.like(checks.audit_retention, { needed: true });
   t.regex(checks.audit_retention!.finding!, /1,204 audit events/);
   t.like(checks.ops_system_read, { needed: true });
@@ -95,10 +103,18 @@ test.serial('--json prints one document with the actions and their numbers, and 
 test.serial('the upgrade commits on its branch, applies every pending migration to the older state, and the rollup counts the old events', async (t) => {
   const result = await runCli(['upgrade', '--dir', repo, '--from', 'v0.4', '--json'], env());
   t.true(result.code === 0 || result.code === 1, result.stderr);
-  const report = JSON.parse(result.stdout) as { committed: boolean; commit: string; migrations_applied: string[]; doctor: { ok: boolean; checks: Array<{ check: string; status: string }> } };
+  const report = JSON.parse(result.stdout) as {
+    committed: boolean;
+    commit: string;
+    migrations_applied: string[];
+    doctor: { ok: boolean; checks: Array<{ check: string; status: string }> };
+  };
   t.true(report.committed);
   t.is(report.commit, git('rev-parse', 'HEAD'));
-  t.deepEqual(report.migrations_applied, files.slice(olderFiles.length).map((file) => file.name));
+  t.deepEqual(
+    report.migrations_applied,
+    files.slice(olderFiles.length).map((file) => file.name),
+  );
   t.true(report.doctor.checks.some((check) => check.check === 'migrations' && check.status === 'ok'));
   t.is((await migrationStatus(db.pool)).pending, 0);
   const lock = JSON.parse(readFileSync(join(repo, 'backplane.lock'), 'utf8')) as { format: number; migration: number };

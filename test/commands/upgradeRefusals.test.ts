@@ -50,7 +50,12 @@ function deployment(t: ExecutionContext, setup: (repo: string, outside: string) 
   setup(repo, outside);
   git('add', '-A');
   git('commit', '-q', '-m', 'deployment at v0.5');
-  const state = () => ({ head: git('rev-parse', 'HEAD'), branch: git('symbolic-ref', '--short', 'HEAD'), status: git('status', '--porcelain'), branches: git('branch', '--list') });
+  const state = () => ({
+    head: git('rev-parse', 'HEAD'),
+    branch: git('symbolic-ref', '--short', 'HEAD'),
+    status: git('status', '--porcelain'),
+    branches: git('branch', '--list'),
+  });
   return { outside, repo, git, state };
 }
 
@@ -135,11 +140,16 @@ test.serial('an overlay folder inside the repository linked to a folder outside'
   return { target, text: overlayAt('0.5.0') };
 });
 
-test.serial('--overlay ../elsewhere, outside the repository', refusedLink, (_repo, outside) => {
-  const target = join(outside, 'kustomization.yaml');
-  writeFileSync(target, overlayAt('0.5.0'));
-  return { target, text: overlayAt('0.5.0') };
-}, ['--overlay', '../outside']);
+test.serial(
+  '--overlay ../elsewhere, outside the repository',
+  refusedLink,
+  (_repo, outside) => {
+    const target = join(outside, 'kustomization.yaml');
+    writeFileSync(target, overlayAt('0.5.0'));
+    return { target, text: overlayAt('0.5.0') };
+  },
+  ['--overlay', '../outside'],
+);
 
 for (const to of ['v0.6.0-a..b', 'v0.6.0-a.lock']) {
   test.serial(`--to ${to}, which git refuses as a branch name, is refused in one line`, async (t) => {
@@ -202,7 +212,7 @@ test.serial('a deployment already on this release has nothing to do: exit 0, one
   t.deepEqual(state(), before);
 });
 
-test.serial('in an application, a migration with the version of one of this release\'s is refused before anything changes, with advice that fits', async (t) => {
+test.serial("in an application, a migration with the version of one of this release's is refused before anything changes, with advice that fits", async (t) => {
   const clashing = listMigrationFiles().at(-1)!;
   const { repo, state } = deployment(t, (dir) => {
     writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'my-service', dependencies: { backplane: '^0.5.0' } }, null, 2)}\n`);
@@ -215,7 +225,12 @@ test.serial('in an application, a migration with the version of one of this rele
   const result = await runCli(['upgrade', '--dir', repo], env());
   t.is(result.code, 1, result.stdout);
   saysOneLine(t, result.stderr);
-  t.regex(result.stderr, new RegExp(`migration ${clashing.name} has the version of the application's ${clashing.version}_create_orders, which your database has not applied: rename`));
+  t.regex(
+    result.stderr,
+    new RegExp(
+      `migration ${clashing.name} has the version of the application's ${clashing.version}_create_orders, which your database has not applied: rename`,
+    ),
+  );
   t.deepEqual(state(), before);
   t.false(existsSync(join(repo, 'node_modules')));
 });

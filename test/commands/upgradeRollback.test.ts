@@ -16,12 +16,25 @@ const folder = mkdtempSync(join(tmpdir(), 'backplane-rollback-'));
 test.after.always(() => rmSync(folder, { recursive: true, force: true }));
 
 test('a failed step is told by its first line, found where each program prints it', (t) => {
-  t.is(firstReason('install', 'npm error code ENOENT\nnpm error syscall open\nnpm error enoent Could not read package.json\n', 'exited 1'), 'enoent Could not read package.json');
-  t.is(firstReason('load', "> x\nbackplane: the application did not load: The requested module 'backplane' does not provide an export named 'gone'\n", 'exited 1'), "the application did not load: The requested module 'backplane' does not provide an export named 'gone'");
-  t.is(firstReason('migrations', 'backplane: migration 20990101000000_broken failed: division by zero\n', 'exited 1'), 'migration 20990101000000_broken failed: division by zero');
-  const stack = 'backplane: failed: MigrationError: Migration 20990101000000_broken (up) failed: Original error: migration 20990101000000_broken failed\n  cause: Error: migration 20990101000000_broken failed\n    [cause]: error: division by zero\n      code: \'22012\'\n';
+  t.is(
+    firstReason('install', 'npm error code ENOENT\nnpm error syscall open\nnpm error enoent Could not read package.json\n', 'exited 1'),
+    'enoent Could not read package.json',
+  );
+  t.is(
+    firstReason('load', "> x\nbackplane: the application did not load: The requested module 'backplane' does not provide an export named 'gone'\n", 'exited 1'),
+    "the application did not load: The requested module 'backplane' does not provide an export named 'gone'",
+  );
+  t.is(
+    firstReason('migrations', 'backplane: migration 20990101000000_broken failed: division by zero\n', 'exited 1'),
+    'migration 20990101000000_broken failed: division by zero',
+  );
+  const stack =
+    "backplane: failed: MigrationError: Migration 20990101000000_broken (up) failed: Original error: migration 20990101000000_broken failed\n  cause: Error: migration 20990101000000_broken failed\n    [cause]: error: division by zero\n      code: '22012'\n";
   t.is(firstReason('migrations', stack, 'exited 1'), 'migration 20990101000000_broken failed: division by zero');
-  t.is(firstReason('tests', "src/a.ts(1,10): error TS2305: Module '\"backplane\"' has no exported member 'gone'.\n", 'exited 2'), "src/a.ts(1,10): error TS2305: Module '\"backplane\"' has no exported member 'gone'.");
+  t.is(
+    firstReason('tests', "src/a.ts(1,10): error TS2305: Module '\"backplane\"' has no exported member 'gone'.\n", 'exited 2'),
+    "src/a.ts(1,10): error TS2305: Module '\"backplane\"' has no exported member 'gone'.",
+  );
   t.is(firstReason('tests', '✔ passes (1ms)\n✖ a test that fails (2.5ms)\n✖ failing tests:\n', 'exited 1'), 'a test that fails');
   t.is(firstReason('tests', 'TAP version 13\nnot ok 2 - a test that fails\n', 'exited 1'), 'a test that fails');
   t.is(firstReason('tests', 'nothing useful\n', 'npm test exited 1'), 'npm test exited 1');
@@ -62,7 +75,7 @@ test('the copy left by a killed upgrade is refused in one line that says how to 
   t.true(existsSync(join(app, KEPT_DIR, 'node_modules')));
 });
 
-test.serial('the throw-away database is a copy of the developer\'s when nobody is connected to it, else an empty one that says why', async (t) => {
+test.serial("the throw-away database is a copy of the developer's when nobody is connected to it, else an empty one that says why", async (t) => {
   const adminUrl = process.env.BACKPLANE_TEST_ADMIN_URL!;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -95,7 +108,7 @@ test.serial('the throw-away database is a copy of the developer\'s when nobody i
   t.is((await admin.query(`select count(*)::int as n from pg_database where datname like 'developers_upgrade_%'`)).rows[0].n, 0);
 });
 
-test.serial('a release migration with the version of an application\'s: renaming is advised only for one the database has not applied', async (t) => {
+test.serial("a release migration with the version of an application's: renaming is advised only for one the database has not applied", async (t) => {
   const db = await createTestDatabase();
   t.teardown(() => db.drop());
   const release = join(folder, 'release-migrations');
@@ -109,7 +122,10 @@ test.serial('a release migration with the version of an application\'s: renaming
   t.regex(unapplied!, /has not applied: rename 20991231000000_create_own_things to a newer timestamp/);
   // The version applied as the release's own: the application's is still the unapplied one.
   await db.pool.query(`insert into schema_migrations (version, name) values (20991231000000, '20991231000000_create_release_things')`);
-  t.regex((await migrationClash({ dir: release, version: '0.7.0' }, [own], () => appliedMigrationsAt(db.url)))!, /has not applied: rename 20991231000000_create_own_things/);
+  t.regex(
+    (await migrationClash({ dir: release, version: '0.7.0' }, [own], () => appliedMigrationsAt(db.url)))!,
+    /has not applied: rename 20991231000000_create_own_things/,
+  );
   await db.pool.query(`update schema_migrations set name = '20991231000000_create_own_things' where version = 20991231000000`);
   const applied = await migrationClash({ dir: release, version: '0.7.0' }, [own], () => appliedMigrationsAt(db.url));
   t.regex(applied!, /which your database has applied: keep 20991231000000_create_own_things and its version/);

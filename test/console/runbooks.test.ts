@@ -6,7 +6,9 @@ import { getRaw, servePages } from './pagesServer.ts';
 // Every alert's runbook_url leads to /docs/runbooks/<alert> (scripts/monitoring.mjs): each instance
 // serves the runbooks of deploy/runbooks/, without the database, as escaped text in a strict page.
 const root = join(import.meta.dirname, '..', '..');
-const alerts = readdirSync(join(root, 'deploy', 'runbooks')).filter((name) => name.endsWith('.md')).map((name) => name.slice(0, -3));
+const alerts = readdirSync(join(root, 'deploy', 'runbooks'))
+  .filter((name) => name.endsWith('.md'))
+  .map((name) => name.slice(0, -3));
 let pages: Awaited<ReturnType<typeof servePages>>;
 
 test.before(async () => {
@@ -16,7 +18,7 @@ test.after.always(() => pages?.close());
 
 const unescape = (html: string) => html.replace(/&#(\d+);/g, (_entity, code: string) => String.fromCharCode(Number(code)));
 
-test('GET /docs/runbooks lists every runbook, linked by its alert\'s name', async (t) => {
+test("GET /docs/runbooks lists every runbook, linked by its alert's name", async (t) => {
   t.true(alerts.length > 10);
   for (const path of ['/docs/runbooks', '/docs/runbooks/']) {
     const response = await fetch(`${pages.base}${path}`);
@@ -43,7 +45,7 @@ for (const alert of alerts) {
   });
 }
 
-test('an unknown runbook, and every way of naming another file, is the routes\' 404 problem', async (t) => {
+test("an unknown runbook, and every way of naming another file, is the routes' 404 problem", async (t) => {
   const [alert] = alerts;
   const paths = [
     '/docs/runbooks/BackplaneNoSuchAlert',

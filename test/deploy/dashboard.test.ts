@@ -32,7 +32,9 @@ const runbookFile = (url: string) => join(root, 'deploy', 'runbooks', `${/^\$\{b
 
 test('the monitoring component ships the dashboard as a ConfigMap labelled grafana_dashboard', (t) => {
   // The production overlay generates its Secret from files create-secret.sh writes (git-ignored): render a copy that has them.
-  const maps = kustomize('overlays/production', kitWithSecrets()).filter((manifest) => manifest.kind === 'ConfigMap' && manifest.metadata.labels?.grafana_dashboard === '1');
+  const maps = kustomize('overlays/production', kitWithSecrets()).filter(
+    (manifest) => manifest.kind === 'ConfigMap' && manifest.metadata.labels?.grafana_dashboard === '1',
+  );
   t.is(maps.length, 1);
   t.deepEqual(JSON.parse((maps[0]!.data as Record<string, string>)['backplane.json']!), dashboard);
   t.false(kustomize('base').some((manifest) => manifest.metadata.labels?.grafana_dashboard !== undefined));
@@ -56,10 +58,16 @@ test('the dashboard has $job, $namespace and $pod, and every query filters on al
 });
 
 test('every panel has a description, and its runbook links lead to runbooks that exist', (t) => {
-  t.deepEqual(charts.filter((panel) => !panel.description?.trim()).map((panel) => panel.title), []);
+  t.deepEqual(
+    charts.filter((panel) => !panel.description?.trim()).map((panel) => panel.title),
+    [],
+  );
   const links = charts.flatMap((panel) => panel.links ?? []);
   t.true(links.length > 5);
-  t.deepEqual(links.filter((link) => !existsSync(runbookFile(link.url))).map((link) => link.url), []);
+  t.deepEqual(
+    links.filter((link) => !existsSync(runbookFile(link.url))).map((link) => link.url),
+    [],
+  );
 });
 
 test('the dashboard links to the runbooks and to the console on the instances, through its one backplane_url', (t) => {
@@ -72,7 +80,7 @@ test('the dashboard links to the runbooks and to the console on the instances, t
   t.is(text.split(variable!.query!).length, 2);
 });
 
-test('the dashboard type-checks against @grafana/schema\'s Dashboard, and the check catches a wrong one', async (t) => {
+test("the dashboard type-checks against @grafana/schema's Dashboard, and the check catches a wrong one", async (t) => {
   // Written where @grafana/schema resolves from; a literal (not a JSON import) keeps Grafana's string unions.
   const folder = mkdtempSync(join(root, 'node_modules', '.cache', 'dashboard-check-'));
   try {
@@ -111,11 +119,19 @@ test('the 5xx ratio is 0 while requests succeed, not "No data", and the share of
       evaluation_interval: '1m',
       tests: [
         { interval: '1m', input_series: [series('200', '0+60x10')], promql_expr_test: [{ expr, eval_time: '5m', exp_samples: [{ labels: '{}', value: 0 }] }] },
-        { interval: '1m', input_series: [series('200', '0+45x10'), series('503', '0+15x10')], promql_expr_test: [{ expr, eval_time: '5m', exp_samples: [{ labels: '{}', value: 0.25 }] }] },
+        {
+          interval: '1m',
+          input_series: [series('200', '0+45x10'), series('503', '0+15x10')],
+          promql_expr_test: [{ expr, eval_time: '5m', exp_samples: [{ labels: '{}', value: 0.25 }] }],
+        },
       ],
     };
     writeFileSync(join(folder, 'dashboard.test.yaml'), stringify(cases));
-    const output = execFileSync(ensurePromtool(), ['test', 'rules', 'dashboard.test.yaml'], { cwd: folder, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = execFileSync(ensurePromtool(), ['test', 'rules', 'dashboard.test.yaml'], {
+      cwd: folder,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     t.regex(output, /SUCCESS/);
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };

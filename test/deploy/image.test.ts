@@ -142,7 +142,10 @@ test('the image built from deploy/Dockerfile starts in production on an external
   }
   t.is(env.NODE_ENV, 'production');
   // OCI labels a registry and scanners read: where the source is and which version, from build arguments.
-  const labels = final!.filter(({ keyword }) => keyword === 'LABEL').map(({ args }) => args).join(' ');
+  const labels = final!
+    .filter(({ keyword }) => keyword === 'LABEL')
+    .map(({ args }) => args)
+    .join(' ');
   t.regex(labels, /org\.opencontainers\.image\.source="\$\{SOURCE_URL\}"/);
   t.regex(labels, /org\.opencontainers\.image\.version="\$\{BUILD_VERSION\}"/);
   t.true(['SOURCE_URL', 'BUILD_VERSION'].every((name) => final!.some(({ keyword, args }) => keyword === 'ARG' && args.startsWith(`${name}=`))));
@@ -179,9 +182,14 @@ test('the image built from deploy/Dockerfile starts in production on an external
     APP_METRICS_PORT: String(metricsPort),
     LOG_LEVEL: 'warn',
   };
-  const cli = (args: string[]) => execFileSync(command[0]!, [command[1]!, ...args], { cwd: app, env: podEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const cli = (args: string[]) =>
+    execFileSync(command[0]!, [command[1]!, ...args], { cwd: app, env: podEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   // The init container: only what it is given in the pod.
-  execFileSync(command[0]!, [command[1]!, 'migrate', 'up'], { cwd: app, env: { ...baseEnv, ...env, APP_DATA_DIR: dataDir, DATABASE_URL: db.url }, stdio: 'pipe' });
+  execFileSync(command[0]!, [command[1]!, 'migrate', 'up'], {
+    cwd: app,
+    env: { ...baseEnv, ...env, APP_DATA_DIR: dataDir, DATABASE_URL: db.url },
+    stdio: 'pipe',
+  });
 
   let output = '';
   server = spawn(command[0]!, command.slice(1), { cwd: app, env: podEnv, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -215,13 +223,34 @@ test('the image built from deploy/Dockerfile starts in production on an external
   const tag = `backplane-test:${randomBytes(4).toString('hex')}`;
   const commit = randomBytes(20).toString('hex');
   const buildTime = '2026-11-23T12:00:00Z';
-  execFileSync('docker', ['build', '-f', 'deploy/Dockerfile', '--build-arg', `BUILD_COMMIT=${commit}`, '--build-arg', `BUILD_TIME=${buildTime}`, '--build-arg', 'BUILD_VERSION=9.9.9-test', '--build-arg', 'SOURCE_URL=https://example.com/backplane', '-t', tag, '.'], {
-    cwd: root,
-    stdio: 'pipe',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  execFileSync(
+    'docker',
+    [
+      'build',
+      '-f',
+      'deploy/Dockerfile',
+      '--build-arg',
+      `BUILD_COMMIT=${commit}`,
+      '--build-arg',
+      `BUILD_TIME=${buildTime}`,
+      '--build-arg',
+      'BUILD_VERSION=9.9.9-test',
+      '--build-arg',
+      'SOURCE_URL=https://example.com/backplane',
+      '-t',
+      tag,
+      '.',
+    ],
+    {
+      cwd: root,
+      stdio: 'pipe',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   try {
-    const [config] = JSON.parse(execFileSync('docker', ['image', 'inspect', tag], { encoding: 'utf8' })) as { Config: { User: string; Labels: Record<string, string> } }[];
+    const [config] = JSON.parse(execFileSync('docker', ['image', 'inspect', tag], { encoding: 'utf8' })) as {
+      Config: { User: string; Labels: Record<string, string> };
+    }[];
     t.is(config!.Config.User, '1000:1000');
     t.is(config!.Config.Labels['org.opencontainers.image.revision'], commit);
     t.is(config!.Config.Labels['org.opencontainers.image.version'], '9.9.9-test');

@@ -38,17 +38,29 @@ const one = (manifests: Manifest[], kind: string, name?: string) => {
   return found[0]!;
 };
 /** The Secret the pods mount (the other is the migrate Job's record, test/deploy/migrateJob.test.ts). */
-const podSecret = (manifests: Manifest[]) => one(manifests.filter((manifest) => manifest.metadata.name.startsWith('backplane-secrets-')), 'Secret');
+const podSecret = (manifests: Manifest[]) =>
+  one(
+    manifests.filter((manifest) => manifest.metadata.name.startsWith('backplane-secrets-')),
+    'Secret',
+  );
 // The monitoring component's Grafana dashboard is a ConfigMap too (test/deploy/dashboard.test.ts).
 const withoutDashboard = (manifests: Manifest[]) => manifests.filter((manifest) => manifest.metadata.labels?.grafana_dashboard === undefined);
 /** kustomize wraps a Secret's base64 at 70 columns; the API server's decoder skips the line breaks, the schema's format check does not. */
 const unwrapped = (manifest: Manifest): Manifest =>
   manifest.kind === 'Secret'
-    ? { ...manifest, data: Object.fromEntries(Object.entries((manifest as { data?: Record<string, string> }).data ?? {}).map(([key, value]) => [key, value.replace(/\s/g, '')])) }
+    ? {
+        ...manifest,
+        data: Object.fromEntries(
+          Object.entries((manifest as { data?: Record<string, string> }).data ?? {}).map(([key, value]) => [key, value.replace(/\s/g, '')]),
+        ),
+      }
     : manifest;
-const podSpec = (manifests: Manifest[], kind = 'Deployment') => (one(manifests, kind) as unknown as { spec: { template: { spec: IPodSpec } } }).spec.template.spec;
-const podLabels = (manifests: Manifest[], kind: string) => (one(manifests, kind) as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec.template.metadata.labels;
-const selects = (selector: Record<string, string> | undefined, labels: Record<string, string>) => Object.entries(selector ?? {}).every(([key, value]) => labels[key] === value);
+const podSpec = (manifests: Manifest[], kind = 'Deployment') =>
+  (one(manifests, kind) as unknown as { spec: { template: { spec: IPodSpec } } }).spec.template.spec;
+const podLabels = (manifests: Manifest[], kind: string) =>
+  (one(manifests, kind) as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec.template.metadata.labels;
+const selects = (selector: Record<string, string> | undefined, labels: Record<string, string>) =>
+  Object.entries(selector ?? {}).every(([key, value]) => labels[key] === value);
 const imageUid = () => {
   const user = /^USER\s+(\S+)/m.exec(readFileSync(join(root, 'deploy', 'Dockerfile'), 'utf8'))![1]!;
   return Number(user.split(':')[0]);
@@ -135,7 +147,10 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     t.truthy(mount?.readOnly);
     for (const name of ['DATABASE_URL', 'APP_ENCRYPTION_KEY', 'APP_OIDC_PROVIDERS']) {
       t.is(server.env?.find((entry) => entry.name === `${name}_FILE`)?.value, `${mount?.mountPath}/${name}`, name);
-      t.falsy(server.env?.find((entry) => entry.name === name), name);
+      t.falsy(
+        server.env?.find((entry) => entry.name === name),
+        name,
+      );
     }
     t.false((server.env ?? []).some((entry) => entry.valueFrom?.secretKeyRef));
     const config = one(withoutDashboard(manifests), 'ConfigMap');
@@ -155,7 +170,13 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     const policy = one(manifests, 'NetworkPolicy') as unknown as NetworkPolicy;
     const pod = podSpec(manifests);
     const ports = pod.containers[0]!.ports!;
-    t.deepEqual(ports.map((port) => [port.name, port.containerPort]), [['http', 8080], ['metrics', 9464]]);
+    t.deepEqual(
+      ports.map((port) => [port.name, port.containerPort]),
+      [
+        ['http', 8080],
+        ['metrics', 9464],
+      ],
+    );
     t.deepEqual(policy.spec?.policyTypes, ['Ingress']);
     const rules = policy.spec?.ingress ?? [];
     // A rule without ports would open every port, metrics included.
@@ -173,7 +194,11 @@ for (const [variant, manifests] of Object.entries(rendered)) {
     // A Deployment's selector is immutable: a different one would make `kubectl apply` refuse every existing installation.
     t.deepEqual(selector, { 'app.kubernetes.io/name': 'backplane' });
     const budget = one(manifests, 'PodDisruptionBudget') as unknown as PodDisruptionBudget;
-    const selectors = [selector, budget.spec?.selector?.matchLabels, ...(manifests.filter((manifest) => manifest.kind === 'Service') as unknown as Service[]).map((service) => service.spec?.selector)];
+    const selectors = [
+      selector,
+      budget.spec?.selector?.matchLabels,
+      ...(manifests.filter((manifest) => manifest.kind === 'Service') as unknown as Service[]).map((service) => service.spec?.selector),
+    ];
     const policy = one(manifests, 'NetworkPolicy') as unknown as NetworkPolicy;
     const spread = deployment.spec!.template.spec!.topologySpreadConstraints ?? [];
     selectors.push(policy.spec?.podSelector?.matchLabels, ...spread.map((constraint) => constraint.labelSelector?.matchLabels));
@@ -212,7 +237,11 @@ test('production: the secretGenerator makes the mounted Secret; a changed secret
   const renamed = podSecret(changed).metadata.name;
   t.not(renamed, secret.metadata.name);
   t.is(podSpec(changed).volumes?.find((volume) => volume.secret)?.secret?.secretName, renamed);
-  t.throws(() => execFileSync(join(kit, 'create-secret.sh'), [], { env: { ...process.env, DATABASE_URL: 'postgres://x@db/x' }, stdio: 'pipe' }), undefined, 'never replaces a secret file');
+  t.throws(
+    () => execFileSync(join(kit, 'create-secret.sh'), [], { env: { ...process.env, DATABASE_URL: 'postgres://x@db/x' }, stdio: 'pipe' }),
+    undefined,
+    'never replaces a secret file',
+  );
 });
 
 test('the Secret script generates the key formats the service reads', (t) => {
@@ -246,7 +275,10 @@ test('the tracing component (commented out in production): uncommented, the OTEL
   const overlay = join(traced, 'overlays', 'production', 'kustomization.yaml');
   writeFileSync(overlay, readFileSync(overlay, 'utf8').replace('# - ../../components/tracing', '- ../../components/tracing'));
   const settingsOf = (manifests: Manifest[]) =>
-    manifests.find((manifest) => manifest.kind === 'ConfigMap' && manifest.metadata.name.startsWith('backplane-config')) as unknown as { data: Record<string, string>; metadata: { name: string } };
+    manifests.find((manifest) => manifest.kind === 'ConfigMap' && manifest.metadata.name.startsWith('backplane-config')) as unknown as {
+      data: Record<string, string>;
+      metadata: { name: string };
+    };
   const config = settingsOf(kustomize('overlays/production', traced));
   t.regex(config.data.OTEL_EXPORTER_OTLP_ENDPOINT ?? '', /^http:\/\/.+:4318$/);
   // 2%, not 10%: at 10% a saturated instance served about a fifth fewer requests (bench/README.md).

@@ -49,7 +49,11 @@ const jobOf = (manifests: Manifest[]) => {
   return jobs[0]! as unknown as { metadata: { name: string; annotations?: Record<string, string> }; spec: { template: { spec: IPodSpec } } };
 };
 const jobName = (manifests: Manifest[]) => jobOf(manifests).metadata.name;
-const named = (manifests: Manifest[], kind: string, name: string) => manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name) as unknown as { data?: Record<string, string>; stringData?: Record<string, string> };
+const named = (manifests: Manifest[], kind: string, name: string) =>
+  manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name) as unknown as {
+    data?: Record<string, string>;
+    stringData?: Record<string, string>;
+  };
 
 const shipped = render();
 
@@ -75,12 +79,15 @@ for (const [change, variant] of [
   });
 }
 
-test('the record holds what the Job\'s pod template depends on: its image, and the data of every ConfigMap and Secret it reads', (t) => {
+test("the record holds what the Job's pod template depends on: its image, and the data of every ConfigMap and Secret it reads", (t) => {
   const job = jobOf(shipped);
   const record = named(shipped, 'Secret', job.metadata.name);
   t.truthy(record, 'the record is the Secret named like the Job');
   const pod = job.spec.template.spec;
-  t.deepEqual(pod.containers.map((container) => container.image), [record.stringData?.image]);
+  t.deepEqual(
+    pod.containers.map((container) => container.image),
+    [record.stringData?.image],
+  );
   const configMaps = pod.containers.flatMap((container) => (container.envFrom ?? []).map((source) => source.configMapRef?.name)).filter(Boolean);
   const secrets = (pod.volumes ?? []).map((volume) => volume.secret?.secretName).filter(Boolean);
   t.true(configMaps.length > 0 && secrets.length > 0);
@@ -91,12 +98,24 @@ test('the record holds what the Job\'s pod template depends on: its image, and t
     t.deepEqual(record.data, named(shipped, 'Secret', name!).data, name);
   }
   // Nothing else the template could change by: no env from elsewhere, no other volume kind.
-  t.deepEqual(pod.containers.flatMap((container) => (container.env ?? []).filter((entry) => entry.valueFrom)), []);
-  t.deepEqual((pod.volumes ?? []).filter((volume) => !volume.secret && !volume.emptyDir), []);
+  t.deepEqual(
+    pod.containers.flatMap((container) => (container.env ?? []).filter((entry) => entry.valueFrom)),
+    [],
+  );
+  t.deepEqual(
+    (pod.volumes ?? []).filter((volume) => !volume.secret && !volume.emptyDir),
+    [],
+  );
 });
 
 test('nothing refers to the migrate Job or its record by the unsuffixed name, and no Argo CD hook holds it back', (t) => {
   const text = JSON.stringify(shipped);
-  t.deepEqual([...text.matchAll(/backplane-migrate(?!-[a-z0-9]{10}\b)[^"]*/g)].map((match) => match[0]), []);
-  t.deepEqual(Object.keys(jobOf(shipped).metadata.annotations ?? {}).filter((key) => key.startsWith('argocd.argoproj.io/')), []);
+  t.deepEqual(
+    [...text.matchAll(/backplane-migrate(?!-[a-z0-9]{10}\b)[^"]*/g)].map((match) => match[0]),
+    [],
+  );
+  t.deepEqual(
+    Object.keys(jobOf(shipped).metadata.annotations ?? {}).filter((key) => key.startsWith('argocd.argoproj.io/')),
+    [],
+  );
 });

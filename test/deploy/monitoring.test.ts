@@ -23,8 +23,13 @@ test('promtool accepts the rules and their unit tests pass', (t) => {
 
 test('every alert has a unit test that sees it fire', (t) => {
   const cases = readYaml<{ tests: { alert_rule_test: { alertname: string; exp_alerts?: unknown[] }[] }[] }>('deploy/prometheus/rules.test.yaml');
-  const fired = new Set(cases.tests.flatMap((entry) => entry.alert_rule_test.filter((check) => (check.exp_alerts ?? []).length > 0).map((check) => check.alertname)));
-  t.deepEqual(rules.map((rule) => rule.alert).filter((alert) => !fired.has(alert)), []);
+  const fired = new Set(
+    cases.tests.flatMap((entry) => entry.alert_rule_test.filter((check) => (check.exp_alerts ?? []).length > 0).map((check) => check.alertname)),
+  );
+  t.deepEqual(
+    rules.map((rule) => rule.alert).filter((alert) => !fired.has(alert)),
+    [],
+  );
 });
 
 test('the retention alert names the retention job as the code does', (t) => {
@@ -47,19 +52,30 @@ test('every alert has a summary, a description and a runbook that exists', (t) =
   }
 });
 
-test('every runbook_url starts with the production overlay\'s APP_PUBLIC_URL, which the monitoring component replaces', (t) => {
+test("every runbook_url starts with the production overlay's APP_PUBLIC_URL, which the monitoring component replaces", (t) => {
   const placeholder = /^const PUBLIC_URL = '(https:\/\/[^'/]+)';$/m.exec(readFileSync(join(root, 'scripts', 'monitoring.mjs'), 'utf8'))?.[1];
   t.truthy(placeholder);
-  t.regex(readFileSync(join(root, 'deploy', 'kubernetes', 'overlays', 'production', 'kustomization.yaml'), 'utf8'), new RegExp(`^\\s+- APP_PUBLIC_URL=${placeholder}$`, 'm'));
-  t.deepEqual(rules.filter((rule) => rule.annotations.runbook_url !== `${placeholder}/docs/runbooks/${rule.alert}`).map((rule) => rule.alert), []);
+  t.regex(
+    readFileSync(join(root, 'deploy', 'kubernetes', 'overlays', 'production', 'kustomization.yaml'), 'utf8'),
+    new RegExp(`^\\s+- APP_PUBLIC_URL=${placeholder}$`, 'm'),
+  );
+  t.deepEqual(
+    rules.filter((rule) => rule.annotations.runbook_url !== `${placeholder}/docs/runbooks/${rule.alert}`).map((rule) => rule.alert),
+    [],
+  );
 });
 
-test('severities are kube-prometheus\'s: critical, warning, info', (t) => {
-  const severities = readYaml<{ groups: { rules: { labels: { severity: string } }[] }[] }>('deploy/prometheus/rules.yaml').groups.flatMap((group) => group.rules.map((rule) => rule.labels.severity));
-  t.deepEqual(severities.filter((severity) => !['critical', 'warning', 'info'].includes(severity)), []);
+test("severities are kube-prometheus's: critical, warning, info", (t) => {
+  const severities = readYaml<{ groups: { rules: { labels: { severity: string } }[] }[] }>('deploy/prometheus/rules.yaml').groups.flatMap((group) =>
+    group.rules.map((rule) => rule.labels.severity),
+  );
+  t.deepEqual(
+    severities.filter((severity) => !['critical', 'warning', 'info'].includes(severity)),
+    [],
+  );
 });
 
-test('absent-data rules watch the retention job\'s success and the scrape target', (t) => {
+test("absent-data rules watch the retention job's success and the scrape target", (t) => {
   const expr = (alert: string) => rules.find((rule) => rule.alert === alert)?.expr ?? '';
   t.regex(expr('BackplaneTargetAbsent'), /^absent\(up\{job="backplane"\}\)$/);
   t.regex(expr('BackplaneRetentionNeverSucceeded'), /^absent\(backplane_job_last_success_timestamp_seconds\{job_name="retention"\}\)$/);

@@ -66,11 +66,18 @@ function instancePids(): number[] {
 
 serial('Prometheus scrapes the cluster under job="backplane", and the restart counter starts at 0', async (t) => {
   await waitFor(async () => ((await prometheus.query('up{job="backplane"} == 1')).length === 1 ? true : undefined), 60_000, 'a successful scrape');
-  const restarts = await waitFor(async () => {
-    const samples = await prometheus.query('backplane_instance_restarts_total{job="backplane"}');
-    return samples.length > 0 ? samples : undefined;
-  }, 30_000, 'the restart counter');
-  t.deepEqual(restarts.map((sample) => sample.value[1]), restarts.map(() => '0'));
+  const restarts = await waitFor(
+    async () => {
+      const samples = await prometheus.query('backplane_instance_restarts_total{job="backplane"}');
+      return samples.length > 0 ? samples : undefined;
+    },
+    30_000,
+    'the restart counter',
+  );
+  t.deepEqual(
+    restarts.map((sample) => sample.value[1]),
+    restarts.map(() => '0'),
+  );
   t.true(restarts.every((sample) => sample.metric.role === 'primary'));
   // No series lost its name to `exported_job` or `exported_instance`.
   t.deepEqual(await prometheus.query('count({job="backplane", exported_job!=""} or {job="backplane", exported_instance!=""})'), []);
@@ -106,7 +113,11 @@ serial('the database frozen: the limiter decides alone and checkouts are given u
   server.freeze();
   try {
     // Sign-ins from many addresses: each needs a rate-limit decision (which falls back) and the database.
-    await Promise.all(Array.from({ length: 30 }, (_v, index) => send(cluster.url, { path: '/auth/sign-in', forwardedFor: `198.51.100.${index + 1}`, body: {} }).catch(() => undefined)));
+    await Promise.all(
+      Array.from({ length: 30 }, (_v, index) =>
+        send(cluster.url, { path: '/auth/sign-in', forwardedFor: `198.51.100.${index + 1}`, body: {} }).catch(() => undefined),
+      ),
+    );
     await seeAlert(t, 'BackplaneRateLimitDecidingAlone', LABELS);
     await seeAlert(t, 'BackplaneAcquiresCanceled', LABELS);
   } finally {

@@ -24,12 +24,19 @@ interface Link {
   url: string;
 }
 const rendered = renderWithPublicUrl();
-const rule = rendered.find((manifest) => manifest.kind === 'PrometheusRule') as unknown as { spec: { groups: { rules: { alert: string; annotations: Record<string, string> }[] }[] } };
+const rule = rendered.find((manifest) => manifest.kind === 'PrometheusRule') as unknown as {
+  spec: { groups: { rules: { alert: string; annotations: Record<string, string> }[] }[] };
+};
 const alerts = rule.spec.groups.flatMap((group) => group.rules);
 const dashboardMap = rendered.find((manifest) => manifest.metadata.labels?.grafana_dashboard === '1') as unknown as { data: Record<string, string> };
-const dashboard = JSON.parse(dashboardMap.data['backplane.json']!) as { links: Link[]; panels: { links?: Link[] }[]; templating: { list: { name: string; query?: unknown }[] } };
+const dashboard = JSON.parse(dashboardMap.data['backplane.json']!) as {
+  links: Link[];
+  panels: { links?: Link[] }[];
+  templating: { list: { name: string; query?: unknown }[] };
+};
 /** A dashboard link as Grafana opens it: `${backplane_url}` replaced by the variable's value. */
-const opened = (link: Link) => link.url.replaceAll('${backplane_url}', String(dashboard.templating.list.find((variable) => variable.name === 'backplane_url')?.query));
+const opened = (link: Link) =>
+  link.url.replaceAll('${backplane_url}', String(dashboard.templating.list.find((variable) => variable.name === 'backplane_url')?.query));
 const dashboardUrls = [...dashboard.links, ...dashboard.panels.flatMap((panel) => panel.links ?? [])].map(opened);
 
 /** The path under APP_PUBLIC_URL a link leads to; the link must start with it. */
@@ -50,8 +57,14 @@ test('every runbook_url is <APP_PUBLIC_URL>/docs/runbooks/<the alert>, with a ru
 
 test('the dashboard is valid JSON, and every link it opens is under APP_PUBLIC_URL', (t) => {
   t.true(dashboardUrls.length > 5);
-  t.deepEqual(dashboardUrls.filter((url) => !url.startsWith(`${PUBLIC_URL}/`)), []);
-  t.deepEqual(dashboardUrls.filter((url) => /^.+\/docs\/runbooks\/\w+$/.test(url) && !existsSync(join(root, 'deploy', 'runbooks', `${url.split('/').pop()}.md`))), []);
+  t.deepEqual(
+    dashboardUrls.filter((url) => !url.startsWith(`${PUBLIC_URL}/`)),
+    [],
+  );
+  t.deepEqual(
+    dashboardUrls.filter((url) => /^.+\/docs\/runbooks\/\w+$/.test(url) && !existsSync(join(root, 'deploy', 'runbooks', `${url.split('/').pop()}.md`))),
+    [],
+  );
 });
 
 test('an instance serves every page the alerts and the dashboard link to', async (t) => {

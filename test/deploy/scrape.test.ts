@@ -78,10 +78,14 @@ function samples(text: string): { name: string; labels: Map<string, string>; val
 
 // First: it reads the counters before any request, restart or job attempt.
 test.serial('before any event, every counter with known label sets has its 0 samples', async (t) => {
-  const text = await waitFor(async () => {
-    const body = await (await fetch(cluster.metricsUrl)).text();
-    return body.includes('worker="1"') && body.includes('worker="2"') ? body : undefined;
-  }, 10_000, 'metrics from both workers');
+  const text = await waitFor(
+    async () => {
+      const body = await (await fetch(cluster.metricsUrl)).text();
+      return body.includes('worker="1"') && body.includes('worker="2"') ? body : undefined;
+    },
+    10_000,
+    'metrics from both workers',
+  );
   const all = samples(text);
   const zero = (name: string, labels: Record<string, string>) =>
     all.some((sample) => sample.name === name && sample.value === '0' && Object.entries(labels).every(([key, value]) => sample.labels.get(key) === value));
@@ -91,14 +95,20 @@ test.serial('before any event, every counter with known label sets has its 0 sam
   for (const worker of ['1', '2']) {
     t.true(zero('backplane_job_attempts_total', { worker, job_name: RETENTION_JOB, outcome: 'failed' }), `job attempts of worker ${worker}`);
     t.true(zero('backplane_ratelimit_fallbacks_total', { worker, limiter: 'auth_login', reason: 'timeout' }), `fallbacks of worker ${worker}`);
-    t.true(zero('backplane_ratelimit_decisions_total', { worker, limiter: 'auth_login', allowed: 'false', source: 'fallback' }), `decisions of worker ${worker}`);
+    t.true(
+      zero('backplane_ratelimit_decisions_total', { worker, limiter: 'auth_login', allowed: 'false', source: 'fallback' }),
+      `decisions of worker ${worker}`,
+    );
   }
 });
 
 test.serial('no series carries `job` or `instance`, the labels Prometheus sets on every target', async (t) => {
   const text = await (await fetch(cluster.metricsUrl)).text();
   const clashing = samples(text).filter((sample) => sample.labels.has('job') || sample.labels.has('instance'));
-  t.deepEqual(clashing.map((sample) => sample.name), []);
+  t.deepEqual(
+    clashing.map((sample) => sample.name),
+    [],
+  );
   t.true(samples(text).length > 100);
 });
 
@@ -107,7 +117,10 @@ test.serial('the primary exports its own process and Node.js series, labelled ro
   const all = samples(text);
   // One family each: the primary's samples join the instances' under one HELP and TYPE.
   const types = [...text.matchAll(/^# TYPE (\S+) /gm)].map(([, name]) => name);
-  t.deepEqual(types.filter((name, index) => types.indexOf(name) !== index), []);
+  t.deepEqual(
+    types.filter((name, index) => types.indexOf(name) !== index),
+    [],
+  );
   for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes']) {
     const roles = all.filter((sample) => sample.name === name).map((sample) => `${sample.labels.get('role')}/${sample.labels.get('worker') ?? ''}`);
     t.deepEqual(roles.sort(), ['instance/1', 'instance/2', 'primary/'], name);
@@ -129,10 +142,14 @@ test.serial('every metric an alert or a dashboard panel reads is in a real scrap
       })
     ).text();
   }
-  const text = await waitFor(async () => {
-    const body = await (await fetch(cluster.metricsUrl)).text();
-    return body.includes('worker="1"') && body.includes('worker="2"') ? body : undefined;
-  }, 10_000, 'metrics from both workers');
+  const text = await waitFor(
+    async () => {
+      const body = await (await fetch(cluster.metricsUrl)).text();
+      return body.includes('worker="1"') && body.includes('worker="2"') ? body : undefined;
+    },
+    10_000,
+    'metrics from both workers',
+  );
   const exposed = exposedNames(text);
   const queried = queriedNames();
   t.true(queried.size > 20);
@@ -140,24 +157,34 @@ test.serial('every metric an alert or a dashboard panel reads is in a real scrap
   t.deepEqual(missing, []);
 });
 
-test.serial('each instance reports its start time, maintenance state and the database\'s job timestamps', async (t) => {
+test.serial("each instance reports its start time, maintenance state and the database's job timestamps", async (t) => {
   const text = await (await fetch(cluster.metricsUrl)).text();
   for (const worker of ['1', '2']) {
     const started = new RegExp(`^process_start_time_seconds\\{role="instance",worker="${worker}"\\} (\\d+)`, 'm').exec(text);
     t.truthy(started, `start time of worker ${worker}`);
     t.true(Math.abs(Number(started![1]) - Date.now() / 1000) < 3600);
     t.regex(text, new RegExp(`^backplane_maintenance_enabled\\{role="instance",worker="${worker}"\\} 0$`, 'm'));
-    t.regex(text, new RegExp(`^backplane_job_last_success_timestamp_seconds\\{job_name="ratelimit_cleanup",role="instance",worker="${worker}"\\} 1767225610$`, 'm'));
-    t.regex(text, new RegExp(`^backplane_job_last_failure_timestamp_seconds\\{job_name="ratelimit_cleanup",role="instance",worker="${worker}"\\} 1767312020$`, 'm'));
+    t.regex(
+      text,
+      new RegExp(`^backplane_job_last_success_timestamp_seconds\\{job_name="ratelimit_cleanup",role="instance",worker="${worker}"\\} 1767225610$`, 'm'),
+    );
+    t.regex(
+      text,
+      new RegExp(`^backplane_job_last_failure_timestamp_seconds\\{job_name="ratelimit_cleanup",role="instance",worker="${worker}"\\} 1767312020$`, 'm'),
+    );
   }
 });
 
 test.serial('the maintenance gauge follows the setting on every instance', async (t) => {
   const switched = await runCli(['maintenance', 'on', '--reason', 'deploy test'], { DATABASE_URL: db.url });
   t.is(switched.code, 0, switched.stderr);
-  const text = await waitFor(async () => {
-    const body = await (await fetch(cluster.metricsUrl)).text();
-    return ['1', '2'].every((worker) => body.includes(`backplane_maintenance_enabled{role="instance",worker="${worker}"} 1`)) ? body : undefined;
-  }, 20_000, 'both instances to report maintenance on');
+  const text = await waitFor(
+    async () => {
+      const body = await (await fetch(cluster.metricsUrl)).text();
+      return ['1', '2'].every((worker) => body.includes(`backplane_maintenance_enabled{role="instance",worker="${worker}"} 1`)) ? body : undefined;
+    },
+    20_000,
+    'both instances to report maintenance on',
+  );
   t.notRegex(text, /^backplane_maintenance_enabled\{[^}]*\} 0$/m);
 });

@@ -9,15 +9,20 @@ import { type Manifest, kitWithSecrets, kustomize, root } from './manifests.ts';
 // files as the kubelet would for the rendered production kit, and read them with the application's
 // own reader as the container's user: a mode or group the user cannot read fails here, not at start.
 if (process.getuid?.() !== 0) {
-  throw new Error('test/deploy/secretFiles.test.ts runs as root: it gives files the kubelet\'s owner and group, and reads them as the image\'s user');
+  throw new Error("test/deploy/secretFiles.test.ts runs as root: it gives files the kubelet's owner and group, and reads them as the image's user");
 }
 
 const rendered = kustomize('overlays/production', kitWithSecrets());
 const secrets = new Map(
-  rendered.filter((manifest) => manifest.kind === 'Secret').map((manifest) => [manifest.metadata.name, (manifest as unknown as { data: Record<string, string> }).data]),
+  rendered
+    .filter((manifest) => manifest.kind === 'Secret')
+    .map((manifest) => [manifest.metadata.name, (manifest as unknown as { data: Record<string, string> }).data]),
 );
 const image = (() => {
-  const [uid, gid] = /^USER\s+(\d+):(\d+)$/m.exec(readFileSync(join(root, 'deploy', 'Dockerfile'), 'utf8'))!.slice(1).map(Number);
+  const [uid, gid] = /^USER\s+(\d+):(\d+)$/m
+    .exec(readFileSync(join(root, 'deploy', 'Dockerfile'), 'utf8'))!
+    .slice(1)
+    .map(Number);
   return { uid: uid!, gid: gid! };
 })();
 const podOf = (manifest: Manifest) => (manifest as unknown as { spec: { template: { spec: IPodSpec } } }).spec.template.spec;
@@ -50,7 +55,13 @@ for (const kind of ['Deployment', 'Job']) {
       const { files, result } = readAsDeployed(pod, container);
       t.is(result.error, undefined, container.name);
       const expected = Object.fromEntries(
-        Object.entries(fileVariables(container)).map(([name, path]) => [name.replace(/_FILE$/, ''), files.find((file) => file.path === path)?.content.toString('utf8').replace(/[\r\n]+$/, '')]),
+        Object.entries(fileVariables(container)).map(([name, path]) => [
+          name.replace(/_FILE$/, ''),
+          files
+            .find((file) => file.path === path)
+            ?.content.toString('utf8')
+            .replace(/[\r\n]+$/, ''),
+        ]),
       );
       t.deepEqual(result.read, expected, container.name);
       // Not readable by every user: the reader's warning about such a key file stays silent.

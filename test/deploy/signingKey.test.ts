@@ -8,8 +8,14 @@ import { type Manifest, kitWithSecrets, kustomize } from './manifests.ts';
 
 // By default the kit pins no signing key: the instances sign with the keys sealed in the database,
 // which `backplane keys rotate` replaces with an overlap (ADR 0068). Pinning one is an opt-in.
-const podOf = (manifests: Manifest[], kind: string) => (manifests.find((manifest) => manifest.kind === kind) as unknown as { spec: { template: { spec: IPodSpec } } }).spec.template.spec;
-const secretOf = (manifests: Manifest[]) => (manifests.find((manifest) => manifest.kind === 'Secret' && manifest.metadata.name.startsWith('backplane-secrets')) as unknown as { data: Record<string, string> }).data;
+const podOf = (manifests: Manifest[], kind: string) =>
+  (manifests.find((manifest) => manifest.kind === kind) as unknown as { spec: { template: { spec: IPodSpec } } }).spec.template.spec;
+const secretOf = (manifests: Manifest[]) =>
+  (
+    manifests.find((manifest) => manifest.kind === 'Secret' && manifest.metadata.name.startsWith('backplane-secrets')) as unknown as {
+      data: Record<string, string>;
+    }
+  ).data;
 
 test('by default nothing in the kit sets APP_JWT_PRIVATE_KEY, and the Secret script writes no signing key', (t) => {
   const kit = kitWithSecrets();
@@ -26,7 +32,9 @@ test('components/pinned-signing-key with the key file: the server reads APP_JWT_
   // The three steps deploy/README.md gives: the component, the secretGenerator line, the key.
   writeFileSync(
     overlay,
-    readFileSync(overlay, 'utf8').replace('# - ../../components/pinned-signing-key', '- ../../components/pinned-signing-key').replace('# - secrets/APP_JWT_PRIVATE_KEY', '- secrets/APP_JWT_PRIVATE_KEY'),
+    readFileSync(overlay, 'utf8')
+      .replace('# - ../../components/pinned-signing-key', '- ../../components/pinned-signing-key')
+      .replace('# - secrets/APP_JWT_PRIVATE_KEY', '- secrets/APP_JWT_PRIVATE_KEY'),
   );
   execFileSync('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', key]);
   const manifests = kustomize('overlays/production', kit);
@@ -38,5 +46,8 @@ test('components/pinned-signing-key with the key file: the server reads APP_JWT_
   const pem = Buffer.from(secretOf(manifests).APP_JWT_PRIVATE_KEY!.replace(/\s/g, ''), 'base64').toString('utf8');
   await t.notThrowsAsync(importPKCS8(pem, 'EdDSA'));
   // The other settings survive the patch: it adds the variable, it replaces nothing.
-  t.deepEqual(server.containers[0]!.env!.map((entry) => entry.name).filter((name) => name !== 'APP_JWT_PRIVATE_KEY_FILE'), podOf(kustomize('overlays/production', kitWithSecrets()), 'Deployment').containers[0]!.env!.map((entry) => entry.name));
+  t.deepEqual(
+    server.containers[0]!.env!.map((entry) => entry.name).filter((name) => name !== 'APP_JWT_PRIVATE_KEY_FILE'),
+    podOf(kustomize('overlays/production', kitWithSecrets()), 'Deployment').containers[0]!.env!.map((entry) => entry.name),
+  );
 });

@@ -45,7 +45,12 @@ test.after.always(() => provider?.stop());
 
 const app = useInstances(test, {
   // The test's own address is a trusted proxy, so fuzzed X-Forwarded-For is read, not ignored.
-  env: () => ({ APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]), APP_PUBLIC_URL: PUBLIC_URL, APP_JOB_WORKERS: '0', APP_TRUSTED_PROXIES: '127.0.0.1,::1' }),
+  env: () => ({
+    APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]),
+    APP_PUBLIC_URL: PUBLIC_URL,
+    APP_JOB_WORKERS: '0',
+    APP_TRUSTED_PROXIES: '127.0.0.1,::1',
+  }),
   // The fuzzer sends hundreds of /auth requests from one address within a minute.
   options: { rateLimits: fixedRateLimits({ auth_ip: () => ({ limit: 1_000_000, periodSeconds: 60 }) }) },
   accounts: { admin: { roles: ['platform_admin'] }, plain: {} },
@@ -67,7 +72,9 @@ test.serial.before(async () => {
   const names = async (path: string) => {
     const response = await fetch(app.url(path), { headers: app.headers.admin });
     const body = (await response.json()) as Record<string, Array<{ name: string }>>;
-    return Object.values(body).find(Array.isArray)!.map((item) => item.name);
+    return Object.values(body)
+      .find(Array.isArray)!
+      .map((item) => item.name);
   };
   const settings = await names('/ops/settings');
   // Maintenance on would answer every later case 503: test/modules/maintenance covers it.
@@ -124,9 +131,7 @@ function brokenRule(status: number, contentType: string, text: string): string |
 function changedTables(before: Record<string, number>, after: Record<string, number>, operation: Operation): string[] {
   return Object.keys(before).filter(
     (table) =>
-      before[table] !== after[table] &&
-      !WRITTEN_BY_ANY_REFUSAL.has(table) &&
-      !(operation.path.startsWith('/auth/') && WRITTEN_BY_AUTH_REFUSAL.has(table)),
+      before[table] !== after[table] && !WRITTEN_BY_ANY_REFUSAL.has(table) && !(operation.path.startsWith('/auth/') && WRITTEN_BY_AUTH_REFUSAL.has(table)),
   );
 }
 

@@ -32,7 +32,9 @@ export function operationsOf(document: { paths: Record<string, Record<string, Js
         path,
         pathParams: parameters.filter((p) => p.in === 'path').map((p) => p.name),
         query: parameters.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema ?? {}, required: p.required === true })),
-        body: body ? Object.entries((body.properties ?? {}) as Record<string, JsonObject>).map(([name, schema]) => ({ name, schema, required: required.has(name) })) : undefined,
+        body: body
+          ? Object.entries((body.properties ?? {}) as Record<string, JsonObject>).map(([name, schema]) => ({ name, schema, required: required.has(name) }))
+          : undefined,
       };
     }),
   );
@@ -61,9 +63,33 @@ const unstorable = fc.constantFrom('\u0000', 'a\u0000b', '\uD800', '\uDFFF', 'x\
 const nasty = fc.oneof(
   unstorable,
   fc.constantFrom(
-    '\u0001\u001f\u007f', '\u202e', '\uFEFF', "'; drop table accounts; --", '%00', '%', '%zz', '../..', '{}', '[]', 'null',
-    'true', '-1', '0', '1e400', '99999999999999999999', 'NaN', '2026-11-20', 'abc', '2026-02-30T00:00:00Z',
-    '0000-01-01T00:00:00Z', '9999-12-31T23:59:59+14:00', '2026-11-20T00:00:00Z', '\\u0000', '\u{1F600}', 'settings.', '@every 0s',
+    '\u0001\u001f\u007f',
+    '\u202e',
+    '\uFEFF',
+    "'; drop table accounts; --",
+    '%00',
+    '%',
+    '%zz',
+    '../..',
+    '{}',
+    '[]',
+    'null',
+    'true',
+    '-1',
+    '0',
+    '1e400',
+    '99999999999999999999',
+    'NaN',
+    '2026-11-20',
+    'abc',
+    '2026-02-30T00:00:00Z',
+    '0000-01-01T00:00:00Z',
+    '9999-12-31T23:59:59+14:00',
+    '2026-11-20T00:00:00Z',
+    '\\u0000',
+    '\u{1F600}',
+    'settings.',
+    '@every 0s',
   ),
 );
 const hugeText = fc.integer({ min: 1_000, max: 20_000 }).map((length) => 'x'.repeat(length));
@@ -86,7 +112,9 @@ const badValue: fc.Arbitrary<unknown> = fc.oneof(
 
 /** UTF-8 of a string (lone surrogates become U+FFFD, as any encoder does), every byte but unreserved ones escaped. */
 export function percentEncode(text: string): string {
-  return [...Buffer.from(text, 'utf8')].map((byte) => (/[A-Za-z0-9._~-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).padStart(2, '0')}`)).join('');
+  return [...Buffer.from(text, 'utf8')]
+    .map((byte) => (/[A-Za-z0-9._~-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).padStart(2, '0')}`))
+    .join('');
 }
 
 // Bytes that are not UTF-8 (a lone continuation, overlong NUL, an encoded surrogate), escaped or raw.
@@ -144,8 +172,13 @@ function fieldValues<T>(fields: Field[], good: (field: Field) => fc.Arbitrary<T>
       { weight: 2, arbitrary: bad(field).map((value): [string, T] | undefined => [field.name, value]) },
       { weight: field.required ? 1 : 4, arbitrary: fc.constant(undefined) },
     );
-  const extra = fc.option(fc.tuple(fc.constantFrom('unexpected', '__proto__', 'constructor', 'limit'), bad({ name: 'unexpected', schema: {}, required: false })), { freq: 4 });
-  return fc.tuple(fc.tuple(...fields.map(entry)), extra).map(([entries, more]) => [...entries, more].filter((item): item is [string, T] => item !== null && item !== undefined));
+  const extra = fc.option(
+    fc.tuple(fc.constantFrom('unexpected', '__proto__', 'constructor', 'limit'), bad({ name: 'unexpected', schema: {}, required: false })),
+    { freq: 4 },
+  );
+  return fc
+    .tuple(fc.tuple(...fields.map(entry)), extra)
+    .map(([entries, more]) => [...entries, more].filter((item): item is [string, T] => item !== null && item !== undefined));
 }
 
 function queryString(operation: Operation, known: Record<string, string[]>): fc.Arbitrary<string> {
@@ -158,14 +191,28 @@ function queryString(operation: Operation, known: Record<string, string[]>): fc.
 }
 
 const JSON_TYPES = ['application/json', 'application/json; charset=utf-8'];
-const OTHER_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=bogus', 'application/json; charset=utf-16', 'application/problem+json', 'application/xml', '*/*', ''];
+const OTHER_TYPES = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/json; charset=bogus',
+  'application/json; charset=utf-16',
+  'application/problem+json',
+  'application/xml',
+  '*/*',
+  '',
+];
 
 function bodyOf(operation: Operation, known: Record<string, string[]>): fc.Arbitrary<Body | undefined> {
   const fields = (operation.body ?? []).map((field) => field.name);
-  const object = fieldValues(operation.body ?? [], (field) => goodValue(field, known), () => badValue).map((entries) => JSON.stringify(Object.fromEntries(entries)));
-  const deep = fc.tuple(fc.integer({ min: 20, max: 30_000 }), fc.boolean()).map(([depth, array]) =>
-    array ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth),
-  );
+  const object = fieldValues(
+    operation.body ?? [],
+    (field) => goodValue(field, known),
+    () => badValue,
+  ).map((entries) => JSON.stringify(Object.fromEntries(entries)));
+  const deep = fc
+    .tuple(fc.integer({ min: 20, max: 30_000 }), fc.boolean())
+    .map(([depth, array]) => (array ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)));
   const bytes = fc.oneof(
     { weight: 8, arbitrary: object.map((text) => Buffer.from(text)) },
     { weight: 1, arbitrary: badValue.map((value) => Buffer.from(JSON.stringify(value) ?? 'null')) },
@@ -174,17 +221,38 @@ function bodyOf(operation: Operation, known: Record<string, string[]>): fc.Arbit
     { weight: 1, arbitrary: fc.tuple(object, fc.nat()).map(([text, cut]) => Buffer.from(text.slice(0, cut % Math.max(1, text.length)) + '\u0000')) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((array) => Buffer.from(array)) },
     // A JSON string holding bytes that are not UTF-8.
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...fields, 'x'), invalidUtf8).map(([field, raw]) => Buffer.concat([Buffer.from(`{"${field}":"`), Buffer.from(raw), Buffer.from('"}')])) },
-    { weight: 1, arbitrary: fc.integer({ min: 65 * 1024, max: 80 * 1024 }).map((length) => Buffer.from(JSON.stringify({ [fields[0] ?? 'x']: 'x'.repeat(length) }))) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...fields, 'x'), invalidUtf8)
+        .map(([field, raw]) => Buffer.concat([Buffer.from(`{"${field}":"`), Buffer.from(raw), Buffer.from('"}')])),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.integer({ min: 65 * 1024, max: 80 * 1024 }).map((length) => Buffer.from(JSON.stringify({ [fields[0] ?? 'x']: 'x'.repeat(length) }))),
+    },
   );
-  const contentType = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...JSON_TYPES) }, { weight: 2, arbitrary: fc.constantFrom(...OTHER_TYPES) }, { weight: 1, arbitrary: fc.constant(undefined) });
-  const contentEncoding = fc.oneof({ weight: 9, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('gzip', 'deflate', 'br', 'bogus', 'identity') });
+  const contentType = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...JSON_TYPES) },
+    { weight: 2, arbitrary: fc.constantFrom(...OTHER_TYPES) },
+    { weight: 1, arbitrary: fc.constant(undefined) },
+  );
+  const contentEncoding = fc.oneof(
+    { weight: 9, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.constantFrom('gzip', 'deflate', 'br', 'bogus', 'identity') },
+  );
   const body = fc.record({ bytes, contentType, contentEncoding });
   return fc.oneof({ weight: operation.body ? 1 : 3, arbitrary: fc.constant(undefined) }, { weight: operation.body ? 5 : 1, arbitrary: body });
 }
 
 // Header values as an HTTP parser lets them through: space, visible ASCII and obs-text (0x80-0xff).
-const headerText = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((code) => code !== 0x7f).map((code) => String.fromCharCode(code)), maxLength: 300 });
+const headerText = fc.string({
+  unit: fc
+    .integer({ min: 0x20, max: 0xff })
+    .filter((code) => code !== 0x7f)
+    .map((code) => String.fromCharCode(code)),
+  maxLength: 300,
+});
 
 function headersOf(): fc.Arbitrary<Record<string, string>> {
   return fc.record(
@@ -192,7 +260,18 @@ function headersOf(): fc.Arbitrary<Record<string, string>> {
       'User-Agent': fc.oneof(headerText, fc.constantFrom('\u00ff\u00fe', 'curl/8.0')),
       'X-Forwarded-For': fc.oneof(
         headerText,
-        fc.constantFrom('1.2.3.4', '::1, 10.0.0.1', '[::1]:80', 'unknown, , ,', 'fe80::1%eth0', '::ffff:1.2.3.4', '[2001:db8::1]:443', '1.2.3.4:80', '999.1.1.1', '2001:db8::1, 127.0.0.1'),
+        fc.constantFrom(
+          '1.2.3.4',
+          '::1, 10.0.0.1',
+          '[::1]:80',
+          'unknown, , ,',
+          'fe80::1%eth0',
+          '::ffff:1.2.3.4',
+          '[2001:db8::1]:443',
+          '1.2.3.4:80',
+          '999.1.1.1',
+          '2001:db8::1, 127.0.0.1',
+        ),
       ),
       'X-Request-Id': fc.oneof(headerText, fc.constantFrom('abc-123', 'a'.repeat(129))),
       Accept: fc.oneof(headerText, fc.constantFrom('application/json', 'text/html', '*/*')),
@@ -253,7 +332,13 @@ export function send(base: URL, fuzzCase: FuzzCase, authorization: string | unde
         answered = true;
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, contentType: String(response.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            contentType: String(response.headers['content-type'] ?? ''),
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
         response.on('error', reject);
       },
     );

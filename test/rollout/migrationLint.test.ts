@@ -30,8 +30,14 @@ test('a new migration that builds an index without CONCURRENTLY fails the lint',
 });
 
 test('the same index built CONCURRENTLY in a no-transaction migration passes; without IF NOT EXISTS it fails (a rerun must be safe)', (t) => {
-  const good = folderWith('20990101000100_index_audit_user_agent.sql', '-- backplane:no-transaction\ncreate index concurrently if not exists audit_events_user_agent_idx on audit_events (user_agent);\n');
-  const fragile = folderWith('20990101000100_index_audit_user_agent.sql', '-- backplane:no-transaction\ncreate index concurrently audit_events_user_agent_idx on audit_events (user_agent);\n');
+  const good = folderWith(
+    '20990101000100_index_audit_user_agent.sql',
+    '-- backplane:no-transaction\ncreate index concurrently if not exists audit_events_user_agent_idx on audit_events (user_agent);\n',
+  );
+  const fragile = folderWith(
+    '20990101000100_index_audit_user_agent.sql',
+    '-- backplane:no-transaction\ncreate index concurrently audit_events_user_agent_idx on audit_events (user_agent);\n',
+  );
   try {
     t.is(lint(good).status, 0);
     t.is(lint(fragile).status, 1);

@@ -62,7 +62,9 @@ test('a CONCURRENTLY index migration on 1M audit events lets every concurrent in
     t.is(Number(rows[0]!.events), EVENTS + latencies.length);
     t.true(duringBuild > 0);
     const maxMs = Math.max(...latencies);
-    t.log(`1M events loaded in ${loaded - started} ms; index built in ${buildMs} ms while ${duringBuild} inserts ran; slowest insert ${maxMs.toFixed(0)} ms; test ${Date.now() - started} ms`);
+    t.log(
+      `1M events loaded in ${loaded - started} ms; index built in ${buildMs} ms while ${duringBuild} inserts ran; slowest insert ${maxMs.toFixed(0)} ms; test ${Date.now() - started} ms`,
+    );
     t.true(maxMs < MAX_INSERT_WAIT_MS, `slowest insert ${maxMs.toFixed(0)} ms`);
   } finally {
     await writers.end();

@@ -17,8 +17,11 @@ const MAX_REQUESTS = 50_000;
 
 function runPrevious(cli: string, args: string[], env: Record<string, string>): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', cli, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', cli, ...args],
+      { env: { ...process.env, LOG_LEVEL: 'warn', APP_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
     );
   });
 }
@@ -79,7 +82,11 @@ test('a rolling upgrade from the previous release: both serve one database throu
     // Both releases at once: sign-in attempts for one email, alternating, admitted exactly the budget.
     const attempts = await Promise.all(
       Array.from({ length: SIGN_IN_BUDGET * 2 }, (_v, index) =>
-        send([previous!.url, current!.url][index % 2]!, { path: '/auth/sign-in', forwardedFor: '198.51.100.32', body: { email: 'nobody@example.com', password: 'not the password' } }),
+        send([previous!.url, current!.url][index % 2]!, {
+          path: '/auth/sign-in',
+          forwardedFor: '198.51.100.32',
+          body: { email: 'nobody@example.com', password: 'not the password' },
+        }),
       ),
     );
     t.is(attempts.filter((response) => response.status !== 429).length, SIGN_IN_BUDGET, attempts.map((response) => response.status).join(','));

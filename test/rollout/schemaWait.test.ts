@@ -12,7 +12,11 @@ test('serve with APP_MIGRATIONS=wait starts no instance on a schema it needs mig
     const starting = startCluster(db.url, 1, { APP_MIGRATIONS: 'wait' });
     starting.catch(() => undefined);
     // The primary is connected and reading the ledger, yet applies nothing and forks nothing.
-    await waitFor(async () => ((await db.pool.query(`select 1 from pg_stat_activity where application_name = 'backplane-migrate'`)).rowCount ? true : undefined), 30_000, 'the primary to connect');
+    await waitFor(
+      async () => ((await db.pool.query(`select 1 from pg_stat_activity where application_name = 'backplane-migrate'`)).rowCount ? true : undefined),
+      30_000,
+      'the primary to connect',
+    );
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     t.is((await migrationStatus(db.pool, files)).pending, 1);
     t.is((await db.pool.query('select 1 from release_instances')).rowCount, 0);

@@ -59,13 +59,22 @@ try {
   const token = admin.token;
   await call('GET /ops/system', '/ops/system', { token });
   const setting = (await call('GET /ops/settings/{name}', '/ops/settings/auth.login_attempts', { token })).answer;
-  await call('PUT /ops/settings/{name}', '/ops/settings/auth.login_attempts', { token, body: { value: 8, reason: 'INC-123: fewer attempts during the incident', version: setting.version } });
-  await call('PUT /ops/settings/{name}', '/ops/settings/auth.login_attempts', { token, body: { value: 12, reason: 'a stale version', version: setting.version } });
+  await call('PUT /ops/settings/{name}', '/ops/settings/auth.login_attempts', {
+    token,
+    body: { value: 8, reason: 'INC-123: fewer attempts during the incident', version: setting.version },
+  });
+  await call('PUT /ops/settings/{name}', '/ops/settings/auth.login_attempts', {
+    token,
+    body: { value: 12, reason: 'a stale version', version: setting.version },
+  });
   await call('GET /ops/settings/{name}', '/ops/settings/no.such_setting', { token });
   await call('GET /ops/settings', '/ops/settings', { token });
   await call('GET /ops/settings/{name}/history', '/ops/settings/auth.login_attempts/history', { token });
   const job = (await call('GET /ops/jobs/definitions/{job}', '/ops/jobs/definitions/retention', { token })).answer;
-  await call('PUT /ops/jobs/definitions/{job}', '/ops/jobs/definitions/retention', { token, body: { enabled: true, reason: 'CHG-42: keep retention on', version: job.version } });
+  await call('PUT /ops/jobs/definitions/{job}', '/ops/jobs/definitions/retention', {
+    token,
+    body: { enabled: true, reason: 'CHG-42: keep retention on', version: job.version },
+  });
   await call('GET /ops/jobs/definitions', '/ops/jobs/definitions', { token });
   await call('GET /ops/jobs/definitions/{job}/history', '/ops/jobs/definitions/retention/history', { token });
   await call('POST /ops/jobs/definitions/{job}/run', '/ops/jobs/definitions/ratelimit_cleanup/run', { token });
@@ -89,7 +98,10 @@ try {
   await call('POST /ops/jobs/runs/{id}/retry', '/ops/jobs/runs/999999/retry', { token, body: { reason: 'a run that does not exist' } });
   await call('GET /ops/ratelimits', '/ops/ratelimits?email=ada%40example.com&address=203.0.113.9', { token });
   await call('GET /ops/ratelimits', '/ops/ratelimits?email=not-an-email', { token });
-  await call('DELETE /ops/ratelimits', '/ops/ratelimits?email=ada%40example.com&address=203.0.113.9', { token, body: { reason: 'INC-78: the customer called support' } });
+  await call('DELETE /ops/ratelimits', '/ops/ratelimits?email=ada%40example.com&address=203.0.113.9', {
+    token,
+    body: { reason: 'INC-78: the customer called support' },
+  });
   await call('GET /ops/accounts', '/ops/accounts?limit=2', { token });
   await call('POST /ops/accounts/{id}/lock', `/ops/accounts/${user.id}/lock`, { token, body: { reason: 'INC-79: credentials leaked' } });
   await call('POST /ops/accounts/{id}/unlock', `/ops/accounts/${user.id}/unlock`, { token, body: { reason: 'INC-79: password reset' } });
@@ -97,7 +109,10 @@ try {
   await call('DELETE /ops/accounts/{id}/roles/{role}', `/ops/accounts/${user.id}/roles/ops_viewer`, { token, body: { reason: 'the week is over' } });
   await call('GET /ops/releases/instances', '/ops/releases/instances', { token });
   await call('GET /ops/retention', '/ops/retention', { token });
-  await call('PUT /ops/roles/{name}', '/ops/roles/support', { token, body: { permissions: ['ops.audit.read', 'ops.system.read'], reason: 'support reads the audit log' } });
+  await call('PUT /ops/roles/{name}', '/ops/roles/support', {
+    token,
+    body: { permissions: ['ops.audit.read', 'ops.system.read'], reason: 'support reads the audit log' },
+  });
   await call('GET /ops/roles', '/ops/roles', { token });
   await call('GET /ops/audit', '/ops/audit?limit=2', { token });
   await call('GET /ops/audit/stats', '/ops/audit/stats?group_by=action', { token });
@@ -114,7 +129,8 @@ try {
   const challenge = (await call('POST /auth/sign-in', '/auth/sign-in', { body: { email: user.email, password: PASSWORD } })).answer;
   // One 30-second step later, so the code is not the one just used.
   await new Promise((resolve) => setTimeout(resolve, 30_000 - (Date.now() % 30_000) + 100));
-  const mfa = (await call('POST /auth/sign-in/mfa', '/auth/sign-in/mfa', { body: { challenge_token: challenge.challenge_token, code: code(totp.secret) } })).answer;
+  const mfa = (await call('POST /auth/sign-in/mfa', '/auth/sign-in/mfa', { body: { challenge_token: challenge.challenge_token, code: code(totp.secret) } }))
+    .answer;
   await new Promise((resolve) => setTimeout(resolve, 30_000 - (Date.now() % 30_000) + 100));
   await call('POST /auth/mfa/recovery-codes', '/auth/mfa/recovery-codes', { token: mfa.access_token, body: { code: code(totp.secret) } });
   await new Promise((resolve) => setTimeout(resolve, 30_000 - (Date.now() % 30_000) + 100));
@@ -122,7 +138,10 @@ try {
   await call('GET /auth/providers/{provider}/start', '/auth/providers/no-such-provider/start');
   const start = await fetch(`${instance.url}/auth/providers/corporate-sso/start`, { redirect: 'manual' });
   const returned = await authorizeAtProvider(start.headers.get('Location')!, 'alice-7f3a');
-  const flowCookie = start.headers.getSetCookie().find((line) => line.includes('oidc_flow='))!.split(';')[0]!;
+  const flowCookie = start.headers
+    .getSetCookie()
+    .find((line) => line.includes('oidc_flow='))!
+    .split(';')[0]!;
   const callback = await fetch(onInstance(returned, instance.url), { headers: { Cookie: flowCookie } });
   const signedInWithProvider = (await callback.json()) as Record<string, any>;
   (examples['GET /auth/providers/{provider}/callback'] ??= { responses: {} }).responses[String(callback.status)] = signedInWithProvider;

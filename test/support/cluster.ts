@@ -16,7 +16,12 @@ export interface TestCluster {
 }
 
 /** Runs the CLI from source, as `npx backplane …` would, and returns its exit code and output. */
-export function runCli(args: string[], env: Record<string, string>, input?: string, entry = join(root, 'src', 'cli.ts')): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  input?: string,
+  entry = join(root, 'src', 'cli.ts'),
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
       cwd: root,
@@ -99,10 +104,12 @@ async function startClusterOnFreePorts(databaseUrl: string, instances: number, e
   // A primary that refuses to start (a port taken meanwhile) says so at once: no need to wait the whole time.
   const refused = exited.then((code) => Promise.reject(new Error(`backplane serve exited with code ${code} before it was ready`)));
   refused.catch(() => undefined);
-  await Promise.race([waitFor(async () => (output.includes('"msg":"ready:') ? true : undefined), 60_000, 'the cluster to be ready'), refused]).catch((error: Error) => {
-    child.kill('SIGKILL');
-    throw new Error(`${error.message}\n${output.slice(-3000)}`);
-  });
+  await Promise.race([waitFor(async () => (output.includes('"msg":"ready:') ? true : undefined), 60_000, 'the cluster to be ready'), refused]).catch(
+    (error: Error) => {
+      child.kill('SIGKILL');
+      throw new Error(`${error.message}\n${output.slice(-3000)}`);
+    },
+  );
   return {
     url,
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,

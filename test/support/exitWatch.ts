@@ -25,7 +25,11 @@ export function openHandles(): string[] {
       return [`ChildProcess ${h.pid} ${(h.spawnargs ?? []).join(' ').slice(0, 200)}`];
     }
     if (kind === 'Timeout') {
-      return [`Timeout ${h._idleTimeout} ms ${String(h._onTimeout?.name || h._onTimeout).slice(0, 200).replace(/\s+/g, ' ')}`];
+      return [
+        `Timeout ${h._idleTimeout} ms ${String(h._onTimeout?.name || h._onTimeout)
+          .slice(0, 200)
+          .replace(/\s+/g, ' ')}`,
+      ];
     }
     return [kind];
   });

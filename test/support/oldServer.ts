@@ -14,7 +14,12 @@ const server = await openEmbeddedDatabase({ dataDir, fast: true, packagePrefix: 
 const failures: string[] = [];
 try {
   const env = { DATABASE_URL: server.url, APP_DATA_DIR: appDir, APP_METRICS_PORT: '0', PORT: String(await freePort()) };
-  for (const args of [['serve', '--instances', '1'], ['migrate', 'status'], ['migrate', 'up'], ['accounts', 'list']]) {
+  for (const args of [
+    ['serve', '--instances', '1'],
+    ['migrate', 'status'],
+    ['migrate', 'up'],
+    ['accounts', 'list'],
+  ]) {
     const result = await runCli(args, env);
     const lines = result.stderr.trim().split('\n');
     const refused = result.code === 2 && lines.length === 1 && /runs PostgreSQL 13\.\d+; Backplane needs PostgreSQL 14 or newer$/.test(lines[0]!);

@@ -72,13 +72,27 @@ interface JsonRequest {
   resourceSpans?: Array<{
     resource?: { attributes?: JsonKeyValue[] };
     scopeSpans?: Array<{
-      spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; traceState?: string; name: string; kind?: number; attributes?: JsonKeyValue[]; links?: Array<{ traceId: string; spanId: string }> }>;
+      spans?: Array<{
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        traceState?: string;
+        name: string;
+        kind?: number;
+        attributes?: JsonKeyValue[];
+        links?: Array<{ traceId: string; spanId: string }>;
+      }>;
     }>;
   }>;
 }
 
 const jsonAttributes = (list: JsonKeyValue[] = []) =>
-  Object.fromEntries(list.map(({ key, value }) => [key, value.stringValue ?? value.boolValue ?? (value.intValue !== undefined ? Number(value.intValue) : value.doubleValue ?? '')]));
+  Object.fromEntries(
+    list.map(({ key, value }) => [
+      key,
+      value.stringValue ?? value.boolValue ?? (value.intValue !== undefined ? Number(value.intValue) : (value.doubleValue ?? '')),
+    ]),
+  );
 
 function fromJson(request: JsonRequest): ReceivedSpan[] {
   return (request.resourceSpans ?? []).flatMap((resourceSpans) => {

@@ -114,9 +114,11 @@ export async function startPgbouncer(binary: string, databaseUrl: string, server
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  await waitFor(async () => ((await admin('show version')).length > 0 ? true : undefined), 20_000, 'pgbouncer to accept connections').catch(async (error: Error) => {
-    await stop();
-    throw new Error(`${error.message}\n${output.slice(-2000)}`);
-  });
+  await waitFor(async () => ((await admin('show version')).length > 0 ? true : undefined), 20_000, 'pgbouncer to accept connections').catch(
+    async (error: Error) => {
+      await stop();
+      throw new Error(`${error.message}\n${output.slice(-2000)}`);
+    },
+  );
   return { url: url.toString(), admin, stop };
 }

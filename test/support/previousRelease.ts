@@ -27,11 +27,17 @@ export function previousReleaseCli(commit = PREVIOUS_RELEASE): string {
   rmSync(building, { recursive: true, force: true });
   mkdirSync(building, { recursive: true });
   try {
-    execFileSync('sh', ['-c', `git -C "$ROOT" archive "$COMMIT" | tar -x -C "$OUT"`], { env: { ...process.env, ROOT: root, COMMIT: commit, OUT: building }, stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync('sh', ['-c', `git -C "$ROOT" archive "$COMMIT" | tar -x -C "$OUT"`], {
+      env: { ...process.env, ROOT: root, COMMIT: commit, OUT: building },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
   } catch (error) {
     throw new Error(`cannot read commit ${commit} from git (a shallow clone? fetch the history): ${(error as Error).message}`);
   }
-  execFileSync('npm', ['ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'error'], { cwd: building, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('npm', ['ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'error'], {
+    cwd: building,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   writeFileSync(join(building, '.installed'), commit);
   // Another test process may have finished first: either copy is the same.
   rmSync(dir, { recursive: true, force: true });

@@ -29,7 +29,12 @@ export interface TestPrometheus {
  * A Prometheus server of the test's own, on a free port with a throw-away database, scraping
  * `target` as job="backplane" with the labels the Kubernetes kit adds, and evaluating `rules`.
  */
-export async function startPrometheus(options: { target: string; rules: unknown; scrapeSeconds: number; labels: Record<string, string> }): Promise<TestPrometheus> {
+export async function startPrometheus(options: {
+  target: string;
+  rules: unknown;
+  scrapeSeconds: number;
+  labels: Record<string, string>;
+}): Promise<TestPrometheus> {
   const folder = mkdtempSync(join(tmpdir(), 'backplane-prometheus-'));
   writeFileSync(join(folder, 'rules.yaml'), stringify(options.rules, { lineWidth: 0 }));
   writeFileSync(
@@ -45,7 +50,12 @@ export async function startPrometheus(options: { target: string; rules: unknown;
   let output = '';
   const child: ChildProcess = spawn(
     prometheusPath!,
-    [`--config.file=${join(folder, 'prometheus.yaml')}`, `--storage.tsdb.path=${join(folder, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    [
+      `--config.file=${join(folder, 'prometheus.yaml')}`,
+      `--storage.tsdb.path=${join(folder, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -69,7 +79,8 @@ export async function startPrometheus(options: { target: string; rules: unknown;
   return {
     url,
     alerts: async () => (await api<{ alerts: ActiveAlert[] }>('/api/v1/alerts')).alerts,
-    query: async (expr) => (await api<{ result: { metric: Record<string, string>; value: [number, string] }[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`)).result,
+    query: async (expr) =>
+      (await api<{ result: { metric: Record<string, string>; value: [number, string] }[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`)).result,
     async stop() {
       child.kill('SIGTERM');
       await exited;

@@ -27,7 +27,9 @@ function judgeResponses(): number {
   const lines = existsSync(responseReport) ? readFileSync(responseReport, 'utf8').split('\n').filter(Boolean) : [];
   const problems = [...new Set(lines.flatMap((line) => (JSON.parse(line) as { problems: string[] }).problems))];
   const operations = new Set(lines.map((line) => (JSON.parse(line) as { operation: string }).operation));
-  console.log(`\n${lines.length} answers to ${operations.size} documented operations checked against api/openapi.json: ${problems.length ? `${problems.length} undeclared` : 'all declared'}`);
+  console.log(
+    `\n${lines.length} answers to ${operations.size} documented operations checked against api/openapi.json: ${problems.length ? `${problems.length} undeclared` : 'all declared'}`,
+  );
   problems.slice(0, 50).forEach((problem) => console.error(`  undeclared: ${problem}`));
   return problems.length ? 1 : 0;
 }

@@ -17,7 +17,12 @@ export const signIn = (url: string, email: string, password = PASSWORD) => sendJ
 
 /** Raises the per-address budget, so a test file's many requests from 127.0.0.1 reach the route. */
 export const raiseAddressLimit = (url: string, adminToken: string) =>
-  sendJson('PUT', `${url}/ops/settings/auth.ip_requests_per_minute`, { value: 10_000, reason: 'tests from one address' }, { Authorization: `Bearer ${adminToken}` });
+  sendJson(
+    'PUT',
+    `${url}/ops/settings/auth.ip_requests_per_minute`,
+    { value: 10_000, reason: 'tests from one address' },
+    { Authorization: `Bearer ${adminToken}` },
+  );
 
 /** The code an authenticator app shows, `steps` 30-second steps from now. */
 export const codeAt = (secret: string, steps = 0) =>

@@ -27,14 +27,42 @@ function statementsDb(failedState: 'queued' | 'failed' = 'failed') {
 }
 
 const jobs = createJobRegistry([
-  { name: 'traced_ok', description: 'test', schedule: '0 0 1 1 *', timeoutSeconds: 30, maxAttempts: 3, handler: async (context) => void (await context.db.query('select 1')) },
-  { name: 'traced_fails', description: 'test', schedule: '0 0 1 1 *', timeoutSeconds: 30, maxAttempts: 3, handler: async () => Promise.reject(new Error('cannot reach postgres://app:hunter2@db.internal/app')) },
-  { name: 'traced_slow', description: 'test', schedule: '0 0 1 1 *', timeoutSeconds: 1, maxAttempts: 1, handler: (context) => new Promise((_resolve, reject) => context.signal.addEventListener('abort', () => reject(context.signal.reason as Error))) },
+  {
+    name: 'traced_ok',
+    description: 'test',
+    schedule: '0 0 1 1 *',
+    timeoutSeconds: 30,
+    maxAttempts: 3,
+    handler: async (context) => void (await context.db.query('select 1')),
+  },
+  {
+    name: 'traced_fails',
+    description: 'test',
+    schedule: '0 0 1 1 *',
+    timeoutSeconds: 30,
+    maxAttempts: 3,
+    handler: async () => Promise.reject(new Error('cannot reach postgres://app:hunter2@db.internal/app')),
+  },
+  {
+    name: 'traced_slow',
+    description: 'test',
+    schedule: '0 0 1 1 *',
+    timeoutSeconds: 1,
+    maxAttempts: 1,
+    handler: (context) => new Promise((_resolve, reject) => context.signal.addEventListener('abort', () => reject(context.signal.reason as Error))),
+  },
 ] satisfies JobDefinition[]);
 
 const run = (job: string, db: Queryable, claimed: Partial<ClaimedRun> = {}) =>
   executeRun(
-    { db, runTask: () => Promise.reject(new Error('no tasks')), logger: createLogger('silent'), metrics: createJobMetrics(new client.Registry()), instanceId: 'i-1', leaseSeconds: 30 },
+    {
+      db,
+      runTask: () => Promise.reject(new Error('no tasks')),
+      logger: createLogger('silent'),
+      metrics: createJobMetrics(new client.Registry()),
+      instanceId: 'i-1',
+      leaseSeconds: 30,
+    },
     jobs.get(job)!,
     { id: '7', job, trigger: 'schedule', slot: new Date('2026-11-26T12:00:00Z'), attempts: 2, max_attempts: 3, ...claimed },
   ).done;
@@ -51,7 +79,13 @@ test.serial('a job run is a root span named for the job, with its slot, attempt 
   t.truthy(span);
   t.is(span!.parentSpanContext, undefined);
   t.not(span!.spanContext().traceId, recorded.named('GET /ops/jobs')[0]!.spanContext().traceId);
-  t.like(span!.attributes, { 'job.name': 'traced_ok', 'job.slot': '2026-11-26T12:00:00.000Z', 'job.attempt': 2, 'job.trigger': 'schedule', 'job.outcome': 'succeeded' });
+  t.like(span!.attributes, {
+    'job.name': 'traced_ok',
+    'job.slot': '2026-11-26T12:00:00.000Z',
+    'job.attempt': 2,
+    'job.trigger': 'schedule',
+    'job.outcome': 'succeeded',
+  });
   t.is(span!.status.code, SpanStatusCode.UNSET);
   // The handler's statement and the outcome's.
   t.true(seen.length >= 2);
@@ -83,7 +117,14 @@ test.serial('the log lines of a job run carry its trace and span ids, and lines 
   const logger = pino({ ...traceLogOptions }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
   logger.info({ where: 'before' }, 'outside any span');
   await executeRun(
-    { db: statementsDb().db, runTask: () => Promise.reject(new Error('no tasks')), logger, metrics: createJobMetrics(new client.Registry()), instanceId: 'i-1', leaseSeconds: 30 },
+    {
+      db: statementsDb().db,
+      runTask: () => Promise.reject(new Error('no tasks')),
+      logger,
+      metrics: createJobMetrics(new client.Registry()),
+      instanceId: 'i-1',
+      leaseSeconds: 30,
+    },
     jobs.get('traced_ok')!,
     { id: '8', job: 'traced_ok', trigger: 'manual', slot: null, attempts: 1, max_attempts: 3 },
   ).done;
@@ -93,5 +134,11 @@ test.serial('the log lines of a job run carry its trace and span ids, and lines 
   // Outside a span a line is written as built, before and after traced ones (nothing shared leaks into it).
   logger.info({ where: 'after' }, 'outside any span');
   const outside = lines.filter((each) => each.msg === 'outside any span');
-  t.deepEqual(outside.map((each) => [each.where, 'trace_id' in each, 'span_id' in each]), [['before', false, false], ['after', false, false]]);
+  t.deepEqual(
+    outside.map((each) => [each.where, 'trace_id' in each, 'span_id' in each]),
+    [
+      ['before', false, false],
+      ['after', false, false],
+    ],
+  );
 });

@@ -42,7 +42,9 @@ function channelTo(sender: number): PodChannel {
       setImmediate(() => {
         callback(null);
         // The primary answers outside any request's context, as its IPC handler does.
-        context.with(ROOT_CONTEXT, () => decisions.take(copy, (answer) => setImmediate(() => incoming.emit('message', JSON.parse(JSON.stringify(answer)))), sender));
+        context.with(ROOT_CONTEXT, () =>
+          decisions.take(copy, (answer) => setImmediate(() => incoming.emit('message', JSON.parse(JSON.stringify(answer)))), sender),
+        );
       });
     },
     on: (event, listener) => incoming.on(event, listener),
@@ -69,7 +71,7 @@ const inRequest = <T>(work: (span: Span) => Promise<T>) =>
     }
   });
 
-test.serial('each waiting request has a ratelimit decide child span, and the primary\'s batch spans link to them', async (t) => {
+test.serial("each waiting request has a ratelimit decide child span, and the primary's batch spans link to them", async (t) => {
   recorded.reset();
   sent.length = 0;
   const keys = [freshKey(), freshKey()];
@@ -96,7 +98,10 @@ test.serial('each waiting request has a ratelimit decide child span, and the pri
     t.true((batch.attributes['ratelimit.keys'] as number) >= 1);
   }
   // Only the ids of the waits travelled; never a key, nor its digest, in a span.
-  t.deepEqual(sent.flatMap((message) => message.waiting ?? []).sort(), waits.map((wait) => `${wait.spanContext().traceId}-${wait.spanContext().spanId}`).sort());
+  t.deepEqual(
+    sent.flatMap((message) => message.waiting ?? []).sort(),
+    waits.map((wait) => `${wait.spanContext().traceId}-${wait.spanContext().spanId}`).sort(),
+  );
   const everything = JSON.stringify(recorded.spans().map((span) => [span.attributes, span.events, span.links]));
   for (const key of keys) {
     t.false(everything.includes(key.split('|')[0]!));
@@ -119,20 +124,40 @@ test.serial('a take outside a traced request, or in one not sampled, adds nothin
 test.serial('a batch with malformed waiting spans is still decided; only the well-formed ones are linked', async (t) => {
   recorded.reset();
   const waiting = ['not-a-span', `${'c'.repeat(32)}-${'d'.repeat(16)}`, 42] as unknown as string[];
-  const message: PodTakeMessage = { type: 'backplane:ratelimit:take', id: 1, limiter: 'login', rule: { intervalUs: 600_000, burst: 100 }, keys: [bucketDigest('login', freshKey()).toString('hex')], hits: [1], waiting };
+  const message: PodTakeMessage = {
+    type: 'backplane:ratelimit:take',
+    id: 1,
+    limiter: 'login',
+    rule: { intervalUs: 600_000, burst: 100 },
+    keys: [bucketDigest('login', freshKey()).toString('hex')],
+    hits: [1],
+    waiting,
+  };
   const answer = await new Promise<{ outcomes?: unknown[] }>((resolve) => decisions.take(message, resolve, 9));
   t.is(answer.outcomes?.length, 1);
   const [batch] = recorded.named('ratelimit decide batch');
-  t.deepEqual(batch!.links.map((link) => link.context.spanId), ['d'.repeat(16)]);
+  t.deepEqual(
+    batch!.links.map((link) => link.context.spanId),
+    ['d'.repeat(16)],
+  );
 });
 
 test.serial('an instance deciding on its own pool makes the batch span too, linked to the waits', async (t) => {
   recorded.reset();
-  const own = createRateLimiter<'login'>({ db: pool, maxInFlight: 1, limits: { login: () => ({ limit: 100, periodSeconds: 60 }) }, logger: pino({ level: 'silent' }), decisionTimeoutMs: 10_000 });
+  const own = createRateLimiter<'login'>({
+    db: pool,
+    maxInFlight: 1,
+    limits: { login: () => ({ limit: 100, periodSeconds: 60 }) },
+    logger: pino({ level: 'silent' }),
+    decisionTimeoutMs: 10_000,
+  });
   await inRequest(() => own.take('login', freshKey()));
   const [wait] = recorded.named('ratelimit decide');
   const batches = recorded.named('ratelimit decide batch');
   t.is(batches.length, 1);
   t.is(batches[0]!.parentSpanContext, undefined);
-  t.deepEqual(batches[0]!.links.map((link) => link.context.spanId), [wait!.spanContext().spanId]);
+  t.deepEqual(
+    batches[0]!.links.map((link) => link.context.spanId),
+    [wait!.spanContext().spanId],
+  );
 });

@@ -51,7 +51,10 @@ const accessLine = (requestId: string) =>
 
 /** The server span of `traceId`, once exported. */
 async function serverSpan(traceId: string): Promise<ReceivedSpan> {
-  const spans = await receiver.waitForSpans((received) => received.some((span) => span.traceId === traceId && span.kind === 2), `the server span of ${traceId}`);
+  const spans = await receiver.waitForSpans(
+    (received) => received.some((span) => span.traceId === traceId && span.kind === 2),
+    `the server span of ${traceId}`,
+  );
   return spans.find((span) => span.traceId === traceId && span.kind === 2)!;
 }
 
@@ -68,7 +71,12 @@ async function exportedSoFar(): Promise<ReceivedSpan[]> {
 
 test("an outsider's sampled traceparent at ratio 0 is not exported; a trusted proxy's is, with the path, the client address and the version", async (t) => {
   const outsider = hex(16);
-  const refused = await send(cluster.url, { method: 'GET', path: '/ops/system?verbose=1', localAddress: OUTSIDER, headers: { traceparent: traceparent(outsider, '01') } });
+  const refused = await send(cluster.url, {
+    method: 'GET',
+    path: '/ops/system?verbose=1',
+    localAddress: OUTSIDER,
+    headers: { traceparent: traceparent(outsider, '01') },
+  });
   t.is(refused.status, 401);
   // Its trace id is still its request id: 32 hex digits, no more than X-Request-Id already lets anyone choose.
   t.is(refused.headers['x-request-id'], outsider);
@@ -95,7 +103,12 @@ test("an outsider's sampled traceparent at ratio 0 is not exported; a trusted pr
 test("a not-sampled traceparent keeps the caller's trace id as the request id and the log line's trace_id, from a proxy or an outsider", async (t) => {
   for (const localAddress of [PROXY, OUTSIDER]) {
     const traceId = hex(16);
-    const response = await send(cluster.url, { path: '/auth/sign-in', localAddress, headers: { traceparent: traceparent(traceId, '00') }, body: { email: 'nobody@example.com', password: 'wrong-password' } });
+    const response = await send(cluster.url, {
+      path: '/auth/sign-in',
+      localAddress,
+      headers: { traceparent: traceparent(traceId, '00') },
+      body: { email: 'nobody@example.com', password: 'wrong-password' },
+    });
     t.is(response.status, 401);
     t.is(response.headers['x-request-id'], traceId);
     t.is((response.body as { request_id: string }).request_id, traceId);
@@ -137,15 +150,23 @@ test('malformed, all-zero, upper-case and huge traceparents are treated as absen
     `00-${'a'.repeat(8_000)}-${hex(8)}-01`,
   ];
   for (const value of hostile) {
-    const response = await send(cluster.url, { method: 'GET', path: '/ops/system', localAddress: PROXY, headers: { traceparent: value, tracestate: `k=${'v'.repeat(4_000)}` } });
+    const response = await send(cluster.url, {
+      method: 'GET',
+      path: '/ops/system',
+      localAddress: PROXY,
+      headers: { traceparent: value, tracestate: `k=${'v'.repeat(4_000)}` },
+    });
     t.is(response.status, 401, value.slice(0, 60));
     t.regex(String(response.headers['x-request-id']), UUID);
     t.is((await accessLine(String(response.headers['x-request-id']))).trace_id, undefined);
   }
   // Over Node's header limit (16 KiB) the parser refuses it: a 431 problem, not a 500.
-  const oversized = await send(cluster.url, { method: 'GET', path: '/ops/system', localAddress: PROXY, headers: { traceparent: `00-${'a'.repeat(20_000)}-${hex(8)}-01` } }).catch(
-    (error: Error) => ({ status: 0, headers: {}, body: { error: error.message } }) as PlainResponse,
-  );
+  const oversized = await send(cluster.url, {
+    method: 'GET',
+    path: '/ops/system',
+    localAddress: PROXY,
+    headers: { traceparent: `00-${'a'.repeat(20_000)}-${hex(8)}-01` },
+  }).catch((error: Error) => ({ status: 0, headers: {}, body: { error: error.message } }) as PlainResponse);
   t.is(oversized.status, 431);
   // None of them was followed: at ratio 0 a parsed trusted traceparent would have been exported.
   const spans = await exportedSoFar();
@@ -161,7 +182,13 @@ test("a refusal answered before the routes keeps the caller's trace id too", asy
   }
   t.is(status, 429);
   const traceId = hex(16);
-  const refused = await send(cluster.url, { path: '/auth/not-a-route', localAddress: PROXY, forwardedFor: client, headers: { traceparent: traceparent(traceId, '00') }, body: {} });
+  const refused = await send(cluster.url, {
+    path: '/auth/not-a-route',
+    localAddress: PROXY,
+    forwardedFor: client,
+    headers: { traceparent: traceparent(traceId, '00') },
+    body: {},
+  });
   t.is(refused.status, 429);
   t.is(refused.headers['x-request-id'], traceId);
   t.is((await accessLine(traceId)).trace_id, traceId);

@@ -59,13 +59,16 @@ test.serial('outside a span, or in one not sampled, the request is as before and
 test.serial('a traced task crosses to a real worker thread and back', async (t) => {
   const pool = createTaskPool({ threads: 1, closeTimeoutMs: 5_000, registry: new client.Registry(), logger: createLogger('silent') });
   try {
-    t.deepEqual(await tracer.startActiveSpan('job traced', async (span) => {
-      try {
-        return await pool.runTask(double, { n: 5 });
-      } finally {
-        span.end();
-      }
-    }), { doubled: 10 });
+    t.deepEqual(
+      await tracer.startActiveSpan('job traced', async (span) => {
+        try {
+          return await pool.runTask(double, { n: 5 });
+        } finally {
+          span.end();
+        }
+      }),
+      { doubled: 10 },
+    );
   } finally {
     await pool.close();
   }

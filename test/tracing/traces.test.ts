@@ -100,7 +100,10 @@ test('a request with a traceparent: a server span named by its route continues t
   t.true(statements.length >= 1);
   t.true(statements.every((span) => descends(trace, span, server)));
   // Each is named after its statement (prepared name, or operation and table), not `pg.query:SELECT`.
-  t.true(statements.every((span) => span.name === span.attributes['db.query.summary'] && /^[a-z_]+( [a-z_.]+)?$/.test(span.name)), statements.map((span) => span.name).join(', '));
+  t.true(
+    statements.every((span) => span.name === span.attributes['db.query.summary'] && /^[a-z_]+( [a-z_.]+)?$/.test(span.name)),
+    statements.map((span) => span.name).join(', '),
+  );
   // Parameter values stay out: no attribute of the trace holds the email, the password or the query.
   const values = trace.flatMap((span) => Object.values(span.attributes).map(String));
   t.false(values.some((value) => value.includes(EMAIL) || value.includes('not-the-password') || value.includes('traced.person')));
@@ -152,7 +155,7 @@ test("a request its caller sampled out (traceparent flags 00) makes no span, of 
   for (let tries = 0; tries < 40 && instances.size < 2; tries += 1) {
     const barrier = hex(16);
     await send(cluster.url, { method: 'GET', path: '/trace-barrier', headers: { traceparent: `00-${barrier}-${hex(8)}-01` } });
-    const spans = await receiver.waitForSpans((received) => received.some((span) => span.traceId === barrier), 'the barrier\'s span');
+    const spans = await receiver.waitForSpans((received) => received.some((span) => span.traceId === barrier), "the barrier's span");
     instances.add(String(spans.find((span) => span.traceId === barrier)!.resource['service.instance.id']));
   }
   t.is(instances.size, 2);
@@ -200,12 +203,13 @@ test("a provider call carries the request's trace to the provider and is a clien
   t.true(provider.traceparents.some((seen) => seen.path.startsWith('/token') && seen.traceparent?.split('-')[1] === traceId));
 });
 
-test('a decision batch of the pod\'s primary is a span linked to the wait of the request it answered', async (t) => {
+test("a decision batch of the pod's primary is a span linked to the wait of the request it answered", async (t) => {
   const { trace, server } = await tracedSignIn();
   const waits = trace.filter((span) => span.name === 'ratelimit decide' && descends(trace, span, server));
   t.true(waits.length >= 1);
   const batches = await receiver.waitForSpans(
-    (received) => received.some((span) => span.name === 'ratelimit decide batch' && span.links.some((link) => waits.some((wait) => wait.spanId === link.spanId))),
+    (received) =>
+      received.some((span) => span.name === 'ratelimit decide batch' && span.links.some((link) => waits.some((wait) => wait.spanId === link.spanId))),
     'the decision batch span',
   );
   const batch = batches.find((span) => span.name === 'ratelimit decide batch' && span.links.some((link) => waits.some((wait) => wait.spanId === link.spanId)))!;
@@ -218,13 +222,20 @@ test('a job run is a root span: its revocation call carries its trace to the pro
   provider.addPerson('revoked-sub', 'revoked.person@example.com');
   const start = await fetch(`${cluster.url}/auth/providers/acme/start`, { redirect: 'manual' });
   const returned = await authorizeAtProvider(start.headers.get('Location')!, 'revoked-sub');
-  const callback = await send(onInstance(returned, cluster.url), { method: 'GET', path: returned.pathname + returned.search, headers: { Cookie: flowCookieOf(start) } });
+  const callback = await send(onInstance(returned, cluster.url), {
+    method: 'GET',
+    path: returned.pathname + returned.search,
+    headers: { Cookie: flowCookieOf(start) },
+  });
   t.is(callback.status, 200);
   // Deleting the account queues its provider token for revocation by the job auth_revoke_tokens.
   t.is((await send(cluster.url, { method: 'DELETE', path: '/auth/account', headers: bearer(String(callback.body!.access_token)) })).status, 204);
   const { token } = await accountWithToken(database.pool, { roles: ['platform_admin'] });
   // A client span with an HTTP method: the revocation request (statements are client spans too).
-  const revocation = (spans: ReceivedSpan[], job: ReceivedSpan) => spans.some((call) => call.kind === 3 && call.traceId === job.traceId && (call.attributes['http.request.method'] ?? call.attributes['http.method']) === 'POST');
+  const revocation = (spans: ReceivedSpan[], job: ReceivedSpan) =>
+    spans.some(
+      (call) => call.kind === 3 && call.traceId === job.traceId && (call.attributes['http.request.method'] ?? call.attributes['http.method']) === 'POST',
+    );
   const ready = (received: ReceivedSpan[]) => received.some((span) => span.name === 'job auth_revoke_tokens' && revocation(received, span));
   // Run-now is refused (429) while a run is queued or running and for a minute after it, which the
   // job's own schedule (@every 1m) may just have made on a busy machine: asked again every 2 s
@@ -255,7 +266,11 @@ test('a job run is a root span: its revocation call carries its trace to the pro
   t.regex(String(job.resource['service.instance.id']), /^[0-9a-f]{16}$/);
   t.true(provider.traceparents.some((seen) => seen.path.startsWith('/token/revocation') && seen.traceparent?.split('-')[1] === job.traceId));
   // Its log lines lead to its trace: `job run succeeded` carries the job span's ids.
-  const line = await waitFor(async () => logLines().find((each) => each.trace_id === job.traceId && each.msg === 'job run succeeded'), 10_000, 'the job run log line');
+  const line = await waitFor(
+    async () => logLines().find((each) => each.trace_id === job.traceId && each.msg === 'job run succeeded'),
+    10_000,
+    'the job run log line',
+  );
   t.is(line.span_id, job.spanId);
 });
 
@@ -285,7 +300,11 @@ test.serial('http/json: an instance in this process sends its server span as JSO
   const instance = await startTestInstance(database.url);
   try {
     const traceId = hex(16);
-    const response = await send(instance.url, { path: '/auth/sign-in', headers: { traceparent: `00-${traceId}-${hex(8)}-01` }, body: { email: EMAIL, password: 'not-the-password' } });
+    const response = await send(instance.url, {
+      path: '/auth/sign-in',
+      headers: { traceparent: `00-${traceId}-${hex(8)}-01` },
+      body: { email: EMAIL, password: 'not-the-password' },
+    });
     t.is(response.status, 401);
     const spans = await receiver.waitForSpans((received) => received.some((span) => span.traceId === traceId && span.kind === 2), 'the JSON server span');
     t.is(spans.find((span) => span.traceId === traceId && span.kind === 2)!.name, 'POST /auth/sign-in');

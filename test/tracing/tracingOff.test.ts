@@ -15,7 +15,7 @@ import type * as fixtures from '../platform/tasks/fixtures/tasks.ts';
 
 const double = defineTask<typeof fixtures.double>('test.double', import.meta.url, '../platform/tasks/fixtures/tasks', 'double');
 
-test('with tracing off, a request\'s rate-limit batch and its tasks carry exactly what they did before', async (t) => {
+test("with tracing off, a request's rate-limit batch and its tasks carry exactly what they did before", async (t) => {
   const sent: PodTakeMessage[] = [];
   const incoming = new EventEmitter();
   const channel: PodChannel = {
@@ -23,12 +23,21 @@ test('with tracing off, a request\'s rate-limit batch and its tasks carry exactl
       sent.push(JSON.parse(JSON.stringify(message)) as PodTakeMessage);
       setImmediate(() => {
         callback(null);
-        incoming.emit('message', { type: 'backplane:ratelimit:taken', id: message.id, outcomes: message.keys.map(() => ({ admitted: 1, usedUs: 0, before: 0 })) });
+        incoming.emit('message', {
+          type: 'backplane:ratelimit:taken',
+          id: message.id,
+          outcomes: message.keys.map(() => ({ admitted: 1, usedUs: 0, before: 0 })),
+        });
       });
     },
     on: (event, listener) => incoming.on(event, listener),
   };
-  const limiter = createRateLimiter<'login'>({ take: podBuckets(channel, 20_000), ...POD_BATCHING, limits: { login: () => ({ limit: 10, periodSeconds: 60 }) }, logger: pino({ level: 'silent' }) });
+  const limiter = createRateLimiter<'login'>({
+    take: podBuckets(channel, 20_000),
+    ...POD_BATCHING,
+    limits: { login: () => ({ limit: 10, periodSeconds: 60 }) },
+    logger: pino({ level: 'silent' }),
+  });
   const request = await tracer.startActiveSpan('POST /auth/sign-in', async (span) => {
     t.false(span.isRecording());
     t.is(trace.getActiveSpan(), undefined);

@@ -103,7 +103,7 @@ test('url.path is the path as sent, without query or fragment, at most 256 chara
   t.is(urlPath(`/${'x'.repeat(5_000)}?q=1`).length, 256);
 });
 
-test("a server span of an untrusted caller is decided on an id of ours, not on the trace id the caller chose", (t) => {
+test('a server span of an untrusted caller is decided on an id of ours, not on the trace id the caller chose', (t) => {
   const ratio = samplerFromEnv({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.02' });
   const sampler = new TrustedParentSampler(ratio, new PooledIdGenerator());
   const plain = new TraceIdRatioBasedSampler(0.02);
@@ -153,7 +153,10 @@ test.serial('an unsupported sampler or ratio is refused with a warning, as the s
   const onWarning = (warning: Error) => warnings.push(warning.message);
   process.on('warning', onWarning);
   t.regex(samplerFromEnv({ OTEL_TRACES_SAMPLER: 'jaeger_remote' }).toString(), /^ParentBased\{root=AlwaysOnSampler/);
-  t.regex(samplerFromEnv({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' }).toString(), /^ParentBased\{root=TraceIdRatioBased\{1\}/);
+  t.regex(
+    samplerFromEnv({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' }).toString(),
+    /^ParentBased\{root=TraceIdRatioBased\{1\}/,
+  );
   t.regex(samplerFromEnv({}).toString(), /^ParentBased\{root=AlwaysOnSampler/);
   t.is(samplerFromEnv({ OTEL_TRACES_SAMPLER: 'always_off' }).toString(), 'AlwaysOffSampler');
   await new Promise((resolve) => setImmediate(resolve));

@@ -4,13 +4,7 @@ import type { Queryable } from '../../platform/db/pool.ts';
 import { AuditError } from './errors.ts';
 import { type ListPosition, selectAuditPage, selectPositionOfId } from './listing.ts';
 import { rollupPeriods, rollupServes, selectRollupDays, selectRollupGroups } from './rollup.ts';
-import {
-  type AuditFilter,
-  type AuditGroupBy,
-  type StoredAuditEvent,
-  selectAuditDays,
-  selectAuditGroups,
-} from './store.ts';
+import { type AuditFilter, type AuditGroupBy, type StoredAuditEvent, selectAuditDays, selectAuditGroups } from './store.ts';
 
 export const QUERY_TIMEOUT_MS = 5_000;
 export const STATS_TOP_GROUPS = 50;

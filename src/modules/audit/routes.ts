@@ -12,7 +12,11 @@ const STATS_MAX_DAYS = 90;
 
 const filterFields = {
   action: z.string().max(200).regex(ACTION_PATTERN, 'must be dotted lowercase segments such as settings.value.changed').optional(),
-  action_prefix: z.string().max(200).regex(/^[a-z][a-z0-9_.]*$/, 'must be the start of an action such as settings.').optional(),
+  action_prefix: z
+    .string()
+    .max(200)
+    .regex(/^[a-z][a-z0-9_.]*$/, 'must be the start of an action such as settings.')
+    .optional(),
   actor_kind: z.enum(ACTOR_KINDS).optional(),
   actor_id: z.string().max(200).optional(),
   resource_type: z.string().max(200).optional(),

@@ -60,8 +60,7 @@ export function createAccessRevocations(db: Queryable, listener: NotificationLis
     }
   }
 
-  const reload = () =>
-    load().catch((error: unknown) => logger.warn({ err: error }, 'access revocations could not be reloaded; serving the last known'));
+  const reload = () => load().catch((error: unknown) => logger.warn({ err: error }, 'access revocations could not be reloaded; serving the last known'));
 
   listener.listen(ACCESS_REVOCATIONS_CHANNEL, (payload) => {
     const revocation = parseNotification(payload);
@@ -105,7 +104,11 @@ function parseNotification(payload: string): AccessRevocation | undefined {
       expiresAtMs: Number(value.expires_at_ms),
       tokenEpoch: value.token_epoch === null || value.token_epoch === undefined ? null : Number(value.token_epoch),
     };
-    const valid = (revocation.sessionId ?? revocation.accountId) !== null && Number.isFinite(revocation.revokedAtMs) && Number.isFinite(revocation.expiresAtMs) && (revocation.tokenEpoch === null || Number.isSafeInteger(revocation.tokenEpoch));
+    const valid =
+      (revocation.sessionId ?? revocation.accountId) !== null &&
+      Number.isFinite(revocation.revokedAtMs) &&
+      Number.isFinite(revocation.expiresAtMs) &&
+      (revocation.tokenEpoch === null || Number.isSafeInteger(revocation.tokenEpoch));
     return valid ? revocation : undefined;
   } catch {
     return undefined;

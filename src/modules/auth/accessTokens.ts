@@ -28,7 +28,12 @@ export interface IssuedToken {
 }
 
 export async function issueAccessToken(key: SigningKey, claims: AccessTokenClaims, ttlSeconds: number): Promise<IssuedToken> {
-  const token = await new SignJWT({ email: claims.email, amr: claims.methods, ...(claims.sessionId ? { sid: claims.sessionId } : {}), ep: claims.tokenEpoch ?? 0 })
+  const token = await new SignJWT({
+    email: claims.email,
+    amr: claims.methods,
+    ...(claims.sessionId ? { sid: claims.sessionId } : {}),
+    ep: claims.tokenEpoch ?? 0,
+  })
     .setProtectedHeader({ alg: ALGORITHM, kid: key.kid, typ: 'at+jwt' })
     .setIssuer(ISSUER)
     .setSubject(claims.accountId)

@@ -67,7 +67,8 @@ export function createAccountOps(pool: pg.Pool, recordAudit: RecordRoleAudit) {
   return {
     /** Accounts by address, in keyset pages (the cursor is the last address, lower case). */
     list: async (filter: AccountListFilter) => {
-      const timedOut = (cause: unknown) => new AuthError('accounts_query_timeout', `The accounts query did not finish within ${LIST_TIMEOUT_MS} ms; narrow it.`, { cause });
+      const timedOut = (cause: unknown) =>
+        new AuthError('accounts_query_timeout', `The accounts query did not finish within ${LIST_TIMEOUT_MS} ms; narrow it.`, { cause });
       const rows = await boundedRead(pool, LIST_TIMEOUT_MS, timedOut, (tx) => selectAccountPage(tx, { ...filter, limit: filter.limit + 1 }));
       const page = rows.slice(0, filter.limit);
       return {

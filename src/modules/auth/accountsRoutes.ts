@@ -14,7 +14,12 @@ const Account = z.object({
   created_at: timestamp(),
 });
 
-const AccountParams = z.object({ id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be an account id').meta({ examples: ['0b5e7c1a-6d2f-4c8e-9a51-3f0d2b7c9e14'] }) });
+const AccountParams = z.object({
+  id: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be an account id')
+    .meta({ examples: ['0b5e7c1a-6d2f-4c8e-9a51-3f0d2b7c9e14'] }),
+});
 const RoleName = z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'must be a role name');
 const RoleParams = AccountParams.extend({ role: RoleName.meta({ examples: ['ops_viewer'] }) });
 const Reason = z.strictObject({ reason: z.string().trim().min(1, 'a reason is required').max(500) });
@@ -88,7 +93,8 @@ export const accountsRoutes = [
     permission: 'ops.roles.write',
     tag: 'ops',
     summary: 'Take a role from an account, with a reason',
-    description: 'Only a role whose every permission the caller holds (403 `permission_not_held`, audited). Audited as `auth.role.revoked`; a role the account does not hold changes nothing.',
+    description:
+      'Only a role whose every permission the caller holds (403 `permission_not_held`, audited). Audited as `auth.role.revoked`; a role the account does not hold changes nothing.',
     params: RoleParams,
     body: Reason,
     responses: { 200: Account },

@@ -71,12 +71,7 @@ export interface OpsMfaPolicy {
  * Bearer authentication from the token and the in-memory revocations (no query), and authorisation
  * from the in-memory grants.
  */
-export function createRouteGuard(
-  verify: Verify,
-  grantsCache: GrantsCache,
-  mfaPolicy: OpsMfaPolicy,
-  revocations: Pick<AccessRevocations, 'ended'>,
-): RouteGuard {
+export function createRouteGuard(verify: Verify, grantsCache: GrantsCache, mfaPolicy: OpsMfaPolicy, revocations: Pick<AccessRevocations, 'ended'>): RouteGuard {
   return {
     async authenticate(ctx: Context): Promise<Actor> {
       const claims = await verifyBearer(ctx.get('Authorization'), verify);

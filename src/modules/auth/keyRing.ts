@@ -57,7 +57,13 @@ async function fixedRing(db: Queryable, pem: string, box: SecretBox): Promise<Ke
  * reconnect, every minute, and when a token names a kid not known here (a rotation whose NOTIFY
  * has not arrived yet), bounded to one query a second whatever kids a client makes up.
  */
-export async function createKeyRing(options: { db: Queryable; listener: NotificationListener; logger: Logger; box: SecretBox; pem: string | undefined }): Promise<KeyRing> {
+export async function createKeyRing(options: {
+  db: Queryable;
+  listener: NotificationListener;
+  logger: Logger;
+  box: SecretBox;
+  pem: string | undefined;
+}): Promise<KeyRing> {
   const { db, box } = options;
   if (options.pem) {
     return fixedRing(db, options.pem, box);
@@ -83,7 +89,14 @@ export async function createKeyRing(options: { db: Queryable; listener: Notifica
     }
     verifying = next;
   }
-  const follower = followTable({ listener: options.listener, channel: SIGNING_KEYS_CHANNEL, resyncMs: KEYS_RESYNC_MS, load, logger: options.logger, what: 'token signing keys' });
+  const follower = followTable({
+    listener: options.listener,
+    channel: SIGNING_KEYS_CHANNEL,
+    resyncMs: KEYS_RESYNC_MS,
+    load,
+    logger: options.logger,
+    what: 'token signing keys',
+  });
 
   let lastUnknownAt = 0;
   let pending: Promise<void> | undefined;

@@ -45,21 +45,23 @@ async function issueRecoveryCodes(tx: Queryable, accountId: string): Promise<str
 export async function confirmTotpSetup(deps: SignInDeps, code: string, caller: Caller): Promise<Limited<{ recovery_codes: string[] }>> {
   const accountId = caller.actor.id;
   const headers = await spendMfaChange(deps, accountId);
-  return afterAttempt(headers, () => withTransaction(deps.pool, async (tx) => {
-    const totp = await findTotp(tx, accountId);
-    if (!totp) {
-      throw new AuthError('mfa_setup_not_started', 'Start authenticator setup first (POST /auth/mfa/totp).');
-    }
-    if (totp.confirmed) {
-      throw alreadyEnabled();
-    }
-    if (!(await useTotpCode(tx, deps.secrets, accountId, totp.sealed_secret, code)) || !(await confirmTotp(tx, accountId))) {
-      throw invalidCode();
-    }
-    const codes = await issueRecoveryCodes(tx, accountId);
-    await deps.recordAudit(tx, changed(caller, 'auth.mfa.totp.enabled'));
-    return { recovery_codes: codes };
-  }));
+  return afterAttempt(headers, () =>
+    withTransaction(deps.pool, async (tx) => {
+      const totp = await findTotp(tx, accountId);
+      if (!totp) {
+        throw new AuthError('mfa_setup_not_started', 'Start authenticator setup first (POST /auth/mfa/totp).');
+      }
+      if (totp.confirmed) {
+        throw alreadyEnabled();
+      }
+      if (!(await useTotpCode(tx, deps.secrets, accountId, totp.sealed_secret, code)) || !(await confirmTotp(tx, accountId))) {
+        throw invalidCode();
+      }
+      const codes = await issueRecoveryCodes(tx, accountId);
+      await deps.recordAudit(tx, changed(caller, 'auth.mfa.totp.enabled'));
+      return { recovery_codes: codes };
+    }),
+  );
 }
 
 async function spendMfaChange(deps: SignInDeps, accountId: string): Promise<Record<string, string>> {
@@ -74,15 +76,17 @@ async function spendMfaChange(deps: SignInDeps, accountId: string): Promise<Reco
 async function changeEnabledFactor<T>(deps: SignInDeps, factor: SecondFactorInput, caller: Caller, change: (tx: Queryable) => Promise<T>): Promise<Limited<T>> {
   const accountId = caller.actor.id;
   const headers = await spendMfaChange(deps, accountId);
-  return afterAttempt(headers, () => withTransaction(deps.pool, async (tx) => {
-    if (!(await findTotp(tx, accountId))?.confirmed) {
-      throw notEnabled();
-    }
-    if (!(await useSecondFactor(tx, deps.secrets, accountId, factor))) {
-      throw invalidCode();
-    }
-    return change(tx);
-  }));
+  return afterAttempt(headers, () =>
+    withTransaction(deps.pool, async (tx) => {
+      if (!(await findTotp(tx, accountId))?.confirmed) {
+        throw notEnabled();
+      }
+      if (!(await useSecondFactor(tx, deps.secrets, accountId, factor))) {
+        throw invalidCode();
+      }
+      return change(tx);
+    }),
+  );
 }
 
 export function disableTotp(deps: SignInDeps, factor: SecondFactorInput, caller: Caller): Promise<Limited<void>> {

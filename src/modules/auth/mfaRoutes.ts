@@ -33,9 +33,9 @@ export const mfaRoutes = [
     responses: { 200: RecoveryCodes },
     problems: ['invalid_code', 'mfa_setup_not_started', 'mfa_already_enabled', 'too_many_attempts', 'rate_limited'],
     handler: async ({ body, caller, deps }) => {
-    const { result, headers } = await confirmTotpSetup(deps.signIn, body.code, caller);
-    return reply(result, { headers });
-  },
+      const { result, headers } = await confirmTotpSetup(deps.signIn, body.code, caller);
+      return reply(result, { headers });
+    },
   }),
   defineRoute({
     method: 'DELETE',
@@ -59,8 +59,8 @@ export const mfaRoutes = [
     responses: { 200: RecoveryCodes },
     problems: CHANGE_PROBLEMS,
     handler: async ({ body, caller, deps }) => {
-    const { result, headers } = await regenerateRecoveryCodes(deps.signIn, body, caller);
-    return reply(result, { headers });
-  },
+      const { result, headers } = await regenerateRecoveryCodes(deps.signIn, body, caller);
+      return reply(result, { headers });
+    },
   }),
 ];

@@ -31,7 +31,10 @@ const BUILTIN_ROLES: Readonly<Record<string, { entries: readonly string[]; descr
 };
 
 /** A role's entries and description as they apply: a built-in role's from the code, a custom role's as stored. */
-export function roleGrants(role: { name: string; builtin: boolean; permissions: string[]; description: string }): { permissions: string[]; description: string } {
+export function roleGrants(role: { name: string; builtin: boolean; permissions: string[]; description: string }): {
+  permissions: string[];
+  description: string;
+} {
   const builtin = role.builtin ? BUILTIN_ROLES[role.name] : undefined;
   return builtin ? { permissions: [...builtin.entries], description: builtin.description } : { permissions: role.permissions, description: role.description };
 }

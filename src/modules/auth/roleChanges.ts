@@ -60,7 +60,11 @@ async function refuseUnheld(tx: Queryable, by: ChangedBy, before: string[], afte
   if (notHeld.length > 0) {
     const { location, ...event } = refusal;
     const origin = { requestId: by.requestId, clientAddress: by.clientAddress, userAgent: by.userAgent };
-    throw new PermissionNotHeld(notHeld, { ...origin, ...event, actor: by.actor, outcome: 'denied', metadata: { ...event.metadata, permissions_not_held: notHeld } }, location);
+    throw new PermissionNotHeld(
+      notHeld,
+      { ...origin, ...event, actor: by.actor, outcome: 'denied', metadata: { ...event.metadata, permissions_not_held: notHeld } },
+      location,
+    );
   }
 }
 
@@ -128,7 +132,12 @@ export async function putRole(pool: pg.Pool, recordAudit: RecordRoleAudit, put: 
 }
 
 /** `roles create`: a new custom role (role_exists when it is there), bounded by what `by` holds; run it in withRoleChange. */
-export async function createRoleBy(tx: Queryable, recordAudit: RecordRoleAudit, create: { name: string; permissions: string[]; reason?: string | undefined }, by: ChangedBy): Promise<Role> {
+export async function createRoleBy(
+  tx: Queryable,
+  recordAudit: RecordRoleAudit,
+  create: { name: string; permissions: string[]; reason?: string | undefined },
+  by: ChangedBy,
+): Promise<Role> {
   checkRoleName(create.name);
   const permissions = normalizePermissions(create.permissions);
   const reason = create.reason ? { reason: create.reason } : {};
@@ -149,7 +158,12 @@ export async function createRoleBy(tx: Queryable, recordAudit: RecordRoleAudit, 
 }
 
 /** Grants a role to an account when `by` holds every permission the role grants; run it in withRoleChange. */
-export async function grantRoleBy(tx: Queryable, recordAudit: RecordRoleAudit, grant: { email: string; role: string; reason?: string | undefined }, by: ChangedBy): Promise<Account> {
+export async function grantRoleBy(
+  tx: Queryable,
+  recordAudit: RecordRoleAudit,
+  grant: { email: string; role: string; reason?: string | undefined },
+  by: ChangedBy,
+): Promise<Account> {
   const account = await findAccountByEmail(tx, grant.email);
   if (!account) {
     throw new AuthError('account_not_found', `There is no account ${grant.email}.`);
@@ -161,12 +175,26 @@ export async function grantRoleBy(tx: Queryable, recordAudit: RecordRoleAudit, g
   const metadata = { role: role.name, email: account.emailNormalized ?? account.email, ...(grant.reason ? { reason: grant.reason } : {}) };
   await refuseUnheld(tx, by, [], role.permissions, { action: 'auth.role.grant_denied', resource: { type: 'account', id: account.id }, metadata });
   await grantRole(tx, account.id, role.name);
-  await recordAudit(tx, { action: 'auth.role.granted', actor: by.actor, resource: { type: 'account', id: account.id }, outcome: 'success', requestId: by.requestId, clientAddress: by.clientAddress, userAgent: by.userAgent, metadata });
+  await recordAudit(tx, {
+    action: 'auth.role.granted',
+    actor: by.actor,
+    resource: { type: 'account', id: account.id },
+    outcome: 'success',
+    requestId: by.requestId,
+    clientAddress: by.clientAddress,
+    userAgent: by.userAgent,
+    metadata,
+  });
   return account;
 }
 
 /** Takes a role from an account when `by` holds every permission the role grants; run it in withRoleChange. */
-export async function revokeRoleBy(tx: Queryable, recordAudit: RecordRoleAudit, revoke: { accountId: string; role: string; reason: string }, by: ChangedBy): Promise<boolean> {
+export async function revokeRoleBy(
+  tx: Queryable,
+  recordAudit: RecordRoleAudit,
+  revoke: { accountId: string; role: string; reason: string },
+  by: ChangedBy,
+): Promise<boolean> {
   const account = await findAccountById(tx, revoke.accountId);
   if (!account) {
     throw new AuthError('account_not_found', `There is no account ${revoke.accountId}.`);
@@ -180,7 +208,16 @@ export async function revokeRoleBy(tx: Queryable, recordAudit: RecordRoleAudit, 
   if (!(await deleteGrant(tx, account.id, role.name))) {
     return false;
   }
-  await recordAudit(tx, { action: 'auth.role.revoked', actor: by.actor, resource: { type: 'account', id: account.id }, outcome: 'success', requestId: by.requestId, clientAddress: by.clientAddress, userAgent: by.userAgent, metadata });
+  await recordAudit(tx, {
+    action: 'auth.role.revoked',
+    actor: by.actor,
+    resource: { type: 'account', id: account.id },
+    outcome: 'success',
+    requestId: by.requestId,
+    clientAddress: by.clientAddress,
+    userAgent: by.userAgent,
+    metadata,
+  });
   return true;
 }
 

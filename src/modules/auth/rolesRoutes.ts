@@ -49,7 +49,12 @@ export const rolesRoutes = [
     summary: 'Create a custom role or replace its permissions (audited)',
     description:
       'Built-in roles cannot be changed. The same permissions change nothing. Only permissions the caller holds can be added or removed (403 permission_not_held, audited). Applies to every instance at once.',
-    params: z.object({ name: z.string().max(100).meta({ examples: ['support'] }) }),
+    params: z.object({
+      name: z
+        .string()
+        .max(100)
+        .meta({ examples: ['support'] }),
+    }),
     body: PutRoleBody,
     status: 200,
     responses: { 200: RoleBody, 201: RoleBody },

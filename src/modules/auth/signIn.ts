@@ -67,8 +67,7 @@ let dummyHash: Promise<string> | undefined;
 const unknownAccountHash = () => (dummyHash ??= hashPassword(randomBytes(16).toString('base64url')));
 
 const invalidCredentials = () => new AuthError('invalid_credentials', 'The email or password is wrong.');
-const invalidChallenge = () =>
-  new AuthError('invalid_challenge', 'The challenge token is unknown, expired, used or out of attempts; sign in again.');
+const invalidChallenge = () => new AuthError('invalid_challenge', 'The challenge token is unknown, expired, used or out of attempts; sign in again.');
 const accountLocked = () => new AuthError('account_locked', 'The account is locked; an operator can unlock it.');
 
 function failure(origin: RequestOrigin, reason: string, account: { id: string; email: string } | undefined, email: string): AuditEvent {
@@ -94,7 +93,13 @@ async function spendSignInAttempt(deps: SignInDeps, email: string, account: { id
   return attempt.headers;
 }
 
-async function signedIn(deps: SignInDeps, account: { id: string; email: string }, methods: string[], origin: RequestOrigin, work?: (tx: Queryable) => Promise<boolean>) {
+async function signedIn(
+  deps: SignInDeps,
+  account: { id: string; email: string },
+  methods: string[],
+  origin: RequestOrigin,
+  work?: (tx: Queryable) => Promise<boolean>,
+) {
   return withTransaction(deps.pool, async (tx) => {
     if (work && !(await work(tx))) {
       return undefined;

@@ -31,7 +31,7 @@ export const healthRoutes = [
     summary: 'Readiness: this instance can serve (its own checks pass) and is not draining',
     description:
       'Checks run concurrently, each bounded by 2 s; concurrent callers share one run, reused for 1 s. `?verbose` lists each check. ' +
-      '`event_loop` and `pool` are this instance\'s own and make the answer 503. `database` is listed with its status but makes the answer 503 ' +
+      "`event_loop` and `pool` are this instance's own and make the answer 503. `database` is listed with its status but makes the answer 503 " +
       'only with `APP_READINESS_REQUIRES_DATABASE=1`: the database is shared by every instance, and its routes answer 503 `database_unavailable` on their own. ' +
       'Identity provider checks (`oidc:<name>`) and `ratelimit` (failing, with `since`, while this instance decides rate limits alone ' +
       'with its share of each limit because the database cannot decide in time) are listed but never make the answer 503.',

@@ -34,7 +34,9 @@ export const SystemDescription = z.object({
       pending: z.number().int(),
       read_at: timestamp()
         .optional()
-        .describe('RFC 3339: when these counts were read. While the database cannot answer they are the last ones read; absent when this instance has read none yet (then current and pending are 0)'),
+        .describe(
+          'RFC 3339: when these counts were read. While the database cannot answer they are the last ones read; absent when this instance has read none yet (then current and pending are 0)',
+        ),
     }),
   }),
   instance: z.object({

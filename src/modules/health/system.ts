@@ -103,12 +103,13 @@ export async function describeSystem(deps: SystemDeps, probe: DatabaseProbe): Pr
   }
   const { pool } = deps;
   const stats = pool.stats;
-  const migrations = lastRead
-    ? { ...lastRead.counts, read_at: lastRead.readAt.toISOString() }
-    : { current: 0, latest: deps.latestMigration, pending: 0 };
+  const migrations = lastRead ? { ...lastRead.counts, read_at: lastRead.readAt.toISOString() } : { current: 0, latest: deps.latestMigration, pending: 0 };
   const uptimeSeconds = Math.floor((Date.now() - deps.instance.startedAt.getTime()) / 1000);
   return {
-    checks: databaseCheck?.status === 'ok' && !migrationsRead ? checks.map((check) => (check === databaseCheck ? withMigrationsFailure(check, lastRead) : check)) : checks,
+    checks:
+      databaseCheck?.status === 'ok' && !migrationsRead
+        ? checks.map((check) => (check === databaseCheck ? withMigrationsFailure(check, lastRead) : check))
+        : checks,
     database: {
       status: error ? 'error' : 'ok',
       ...(error ? { error } : {}),

@@ -25,11 +25,18 @@ function exchangeFailed(provider: string, error: unknown): IdentityError {
   const failure = describeProviderFailure(error);
   return isProviderOutage(failure)
     ? new IdentityError('provider_unavailable', `The provider ${provider} did not answer; try again later.`, { cause: error })
-    : new IdentityError('provider_sign_in_failed', `The provider ${provider} refused the sign-in or its answer failed the checks (${failure}).`, { cause: error });
+    : new IdentityError('provider_sign_in_failed', `The provider ${provider} refused the sign-in or its answer failed the checks (${failure}).`, {
+        cause: error,
+      });
 }
 
 /** The code exchange with PKCE, state and nonce checks, and the ID token checks, all by openid-client. */
-async function exchangeCode(deps: IdentitiesDeps, provider: string, query: CallbackQuery, flow: { state: string; codeVerifier: string; nonce: string }): Promise<ProviderAnswer> {
+async function exchangeCode(
+  deps: IdentitiesDeps,
+  provider: string,
+  query: CallbackQuery,
+  flow: { state: string; codeVerifier: string; nonce: string },
+): Promise<ProviderAnswer> {
   const configuration = await deps.providers.configuration(provider);
   const callbackUrl = new URL(redirectUri(deps, provider));
   for (const [name, value] of Object.entries(query)) {
@@ -62,7 +69,8 @@ async function exchangeCode(deps: IdentitiesDeps, provider: string, query: Callb
 // What openid-client's randomState() makes, with room for other lengths; anything else is no state of ours.
 const STATE = /^[A-Za-z0-9_-]{16,128}$/;
 
-const invalidState = () => new IdentityError('invalid_state', 'The sign-in state is unknown, expired, already used or was started in another browser; start again.');
+const invalidState = () =>
+  new IdentityError('invalid_state', 'The sign-in state is unknown, expired, already used or was started in another browser; start again.');
 
 /**
  * The flow of this state if this browser started it, taken so it cannot be used again. A callback
@@ -114,7 +122,13 @@ async function linkIdentity(
   origin: RequestOrigin,
   createdAccount: boolean,
 ): Promise<void> {
-  const identity = await insertIdentity(tx, { accountId: account.id, provider, subject: answer.subject, email: answer.email ?? null, refreshTokenSealed: sealed });
+  const identity = await insertIdentity(tx, {
+    accountId: account.id,
+    provider,
+    subject: answer.subject,
+    email: answer.email ?? null,
+    refreshTokenSealed: sealed,
+  });
   await deps.recordAudit(tx, {
     actor: { kind: 'account', id: account.id, label: account.email },
     action: 'auth.identity.linked',
@@ -130,7 +144,15 @@ const linkSignIn = (flow: Flow): SignInRef | undefined =>
   flow.linkAccountId ? { accountId: flow.linkAccountId, sessionId: flow.linkSessionId, tokenEpoch: flow.linkTokenEpoch ?? 0 } : undefined;
 
 /** The account the answer signs in to: linked, found by its identity, or new for a new subject. */
-async function settleAccount(deps: IdentitiesDeps, tx: Queryable, provider: string, link: SignInRef | undefined, answer: ProviderAnswer, sealed: string | null, origin: RequestOrigin): Promise<AccountRef> {
+async function settleAccount(
+  deps: IdentitiesDeps,
+  tx: Queryable,
+  provider: string,
+  link: SignInRef | undefined,
+  answer: ProviderAnswer,
+  sealed: string | null,
+  origin: RequestOrigin,
+): Promise<AccountRef> {
   await lockSubject(tx, provider, answer.subject);
   const existing = await findIdentityForUpdate(tx, provider, answer.subject);
   if (link) {

@@ -18,7 +18,7 @@ export interface RevocationMetrics {
 export function createRevocationMetrics(registry: client.Registry, db: Queryable, providers: readonly string[] = []): RevocationMetrics {
   const outcomes = new client.Counter({
     name: 'backplane_token_revocations_total',
-    help: 'Revocation attempts of providers\' tokens this instance made, by provider and outcome',
+    help: "Revocation attempts of providers' tokens this instance made, by provider and outcome",
     labelNames: ['provider', 'outcome'],
     registers: [registry],
   });
@@ -44,7 +44,7 @@ export function createRevocationMetrics(registry: client.Registry, db: Queryable
   };
   new client.Gauge({
     name: 'backplane_token_revocation_queue_depth',
-    help: 'Providers\' tokens waiting in auth_token_revocations, due or not',
+    help: "Providers' tokens waiting in auth_token_revocations, due or not",
     registers: [registry],
     async collect() {
       await refresh();

@@ -40,16 +40,24 @@ const Entry = z.strictObject({
     .default({}),
 });
 
-const Entries = z.array(Entry.refine((entry) => (entry.client_secret === undefined) !== (entry.client_secret_file === undefined), {
-  message: 'must set exactly one of client_secret and client_secret_file',
-  path: ['client_secret'],
-})).max(20);
+const Entries = z
+  .array(
+    Entry.refine((entry) => (entry.client_secret === undefined) !== (entry.client_secret_file === undefined), {
+      message: 'must set exactly one of client_secret and client_secret_file',
+      path: ['client_secret'],
+    }),
+  )
+  .max(20);
 
 /**
  * Reads APP_OIDC_PROVIDERS. Returns the providers, or a sentence saying what is wrong; the
  * sentence never quotes a value (a client secret could be one).
  */
-export function parseProviderList(text: string | undefined, production: boolean, readSecretFile?: (path: string) => string): ProviderSpec[] | { problem: string } {
+export function parseProviderList(
+  text: string | undefined,
+  production: boolean,
+  readSecretFile?: (path: string) => string,
+): ProviderSpec[] | { problem: string } {
   if (text === undefined || text.trim() === '') {
     return [];
   }

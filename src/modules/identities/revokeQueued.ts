@@ -157,7 +157,11 @@ async function recordBatch(deps: RevocationDeps, policy: RevocationPolicy, claim
  * Revokes due queued tokens a batch at a time until none is due, the budget is spent or the signal
  * stops the run. Provider failures are per row (backoff); only database errors reject.
  */
-export async function revokeQueuedTokens(deps: RevocationDeps, policy: RevocationPolicy = DEFAULT_REVOCATION_POLICY, signal?: AbortSignal): Promise<RevocationSummary> {
+export async function revokeQueuedTokens(
+  deps: RevocationDeps,
+  policy: RevocationPolicy = DEFAULT_REVOCATION_POLICY,
+  signal?: AbortSignal,
+): Promise<RevocationSummary> {
   const total: RevocationSummary = { revoked: 0, retrying: 0, abandoned: 0 };
   const deadline = performance.now() + policy.budgetMs;
   while (!signal?.aborted && performance.now() < deadline) {

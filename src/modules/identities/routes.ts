@@ -38,7 +38,7 @@ export const identitiesRoutes = [
     description:
       'Signs in the account linked to the subject, links the provider to the account that started the flow, or creates an account for a new subject ' +
       '(which needs a verified email that no account uses). Answers with the same token body as `POST /auth/sign-in`. ' +
-      'Only the browser that started the flow can complete it: without its cookie (or with another browser\'s) the answer is 401 `invalid_state` and nothing changes. ' +
+      "Only the browser that started the flow can complete it: without its cookie (or with another browser's) the answer is 401 `invalid_state` and nothing changes. " +
       'Every answer clears the cookie. A refresh token that replaces the stored one queues the old one for revocation in the same transaction; ' +
       'a refresh token the sign-in cannot keep (refused, or linked to another account) is queued too.',
     params: ProviderParams,

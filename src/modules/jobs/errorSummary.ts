@@ -47,7 +47,7 @@ export function summarizeError(error: unknown): string {
   } else {
     summary = 'error: the handler threw a value that is not an Error';
   }
-  return summary.replace(CREDENTIALS, (_match, scheme: string | undefined, key: string | undefined) =>
-    scheme ? `${scheme}[redacted]@` : `${key}=[redacted]`,
-  ).slice(0, MAX_SUMMARY);
+  return summary
+    .replace(CREDENTIALS, (_match, scheme: string | undefined, key: string | undefined) => (scheme ? `${scheme}[redacted]@` : `${key}=[redacted]`))
+    .slice(0, MAX_SUMMARY);
 }

@@ -75,7 +75,10 @@ export function executeRun(deps: ExecuteDeps, job: RegisteredJob, claimed: Claim
     let failure: unknown;
     let succeeded = false;
     try {
-      await untilAborted(Promise.resolve().then(() => job.handler(context)), controller.signal);
+      await untilAborted(
+        Promise.resolve().then(() => job.handler(context)),
+        controller.signal,
+      );
       succeeded = true;
     } catch (error) {
       failure = error;

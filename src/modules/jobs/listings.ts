@@ -12,7 +12,12 @@ import { keysetPage, rowsForPage } from '../../platform/paging.ts';
 /** Every job defined in code, with the configuration in force and its defaults. */
 export async function listDefinitions(deps: JobsServiceDeps): Promise<z.infer<typeof DefinitionList>> {
   const jobs = deps.jobs.list();
-  const rows = await withReadTimeout(deps.pool, deps.queryTimeoutMs, (tx) => selectDefinitionRows(tx, jobs.map((job) => job.name)));
+  const rows = await withReadTimeout(deps.pool, deps.queryTimeoutMs, (tx) =>
+    selectDefinitionRows(
+      tx,
+      jobs.map((job) => job.name),
+    ),
+  );
   return { definitions: jobs.map((job, index) => definitionView(job, rows[index]!)) };
 }
 

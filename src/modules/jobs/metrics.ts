@@ -73,6 +73,10 @@ export function registerJobTimestampMetrics(registry: client.Registry, db: Query
         }
       },
     });
-  gauge('backplane_job_last_success_timestamp_seconds', 'When the job\'s latest successful run finished (Unix seconds), cluster-wide', (row) => row.last_success);
-  gauge('backplane_job_last_failure_timestamp_seconds', 'When the job\'s latest failed run finished (Unix seconds), cluster-wide', (row) => row.last_failure);
+  gauge(
+    'backplane_job_last_success_timestamp_seconds',
+    "When the job's latest successful run finished (Unix seconds), cluster-wide",
+    (row) => row.last_success,
+  );
+  gauge('backplane_job_last_failure_timestamp_seconds', "When the job's latest failed run finished (Unix seconds), cluster-wide", (row) => row.last_failure);
 }

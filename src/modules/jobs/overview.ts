@@ -84,7 +84,13 @@ export async function describeJobs(deps: JobsServiceDeps): Promise<OverviewBody>
     counts.set(job, entry);
   }
   const entries = jobs.map((job, index) =>
-    jobEntry(job, rows[index]!, lastRuns.find((run) => run.job === job.name), counts.get(job.name), backlogs.get(job.name)),
+    jobEntry(
+      job,
+      rows[index]!,
+      lastRuns.find((run) => run.job === job.name),
+      counts.get(job.name),
+      backlogs.get(job.name),
+    ),
   );
 
   const queueNames = new Set([...jobs.map((job) => job.queue), ...consumers.flatMap((c) => c.queues), ...load.map((l) => l.queue)]);

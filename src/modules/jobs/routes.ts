@@ -6,18 +6,7 @@ import { describeJobs } from './overview.ts';
 import type { JobsServiceDeps } from './ports.ts';
 import { requestRun } from './requestRun.ts';
 import { runRoutes } from './runRoutes.ts';
-import {
-  Definition,
-  DefinitionChange,
-  DefinitionHistoryPage,
-  DefinitionList,
-  HistoryQuery,
-  JobParams,
-  Overview,
-  Run,
-  RunPage,
-  RunsQuery,
-} from './schemas.ts';
+import { Definition, DefinitionChange, DefinitionHistoryPage, DefinitionList, HistoryQuery, JobParams, Overview, Run, RunPage, RunsQuery } from './schemas.ts';
 
 const defineRoute = routeDefiner<JobsServiceDeps>();
 
@@ -75,7 +64,7 @@ export const jobsRoutes = [
     description:
       'Only the fields sent change; null returns a field to its code default. Disabling lets a running run finish and creates no new slots; ' +
       're-enabling or rescheduling counts slots from now on. Every instance follows within a second. Recorded in the job history and audited as `jobs.definition.changed`. ' +
-      'A schedule that runs more often than the job\'s `min_interval_seconds` is 422 `validation_failed`. With `version` (from the last read), a change made meanwhile is 409 `job_definition_version_conflict`.',
+      "A schedule that runs more often than the job's `min_interval_seconds` is 422 `validation_failed`. With `version` (from the last read), a change made meanwhile is 409 `job_definition_version_conflict`.",
     params: JobParams,
     body: DefinitionChange,
     responses: { 200: Definition },

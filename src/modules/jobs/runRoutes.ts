@@ -26,9 +26,9 @@ export const runRoutes = [
     path: '/ops/jobs/runs/{id}/retry',
     permission: 'ops.jobs.run',
     tag: 'ops',
-    summary: 'Queue a new run of a failed run\'s job, with a reason',
+    summary: "Queue a new run of a failed run's job, with a reason",
     description:
-      'Only a failed run can be retried (409 `job_run_not_failed`); the new run is a manual run, audited as `jobs.run.retried` with the failed run\'s id. ' +
+      "Only a failed run can be retried (409 `job_run_not_failed`); the new run is a manual run, audited as `jobs.run.retried` with the failed run's id. " +
       'Refused while a run of the job is queued or running (429 `job_run_limited`) or the job is disabled (409 `job_definition_disabled`).',
     params: RunParams,
     body: RetryRequest,

@@ -139,7 +139,12 @@ export const Overview = z.object({
   failing: z.array(OverviewJob).describe('Jobs whose last run failed'),
 });
 
-export const RunParams = z.object({ id: z.string().regex(/^\d{1,18}$/, 'must be a run id').meta({ examples: ['42'] }) });
+export const RunParams = z.object({
+  id: z
+    .string()
+    .regex(/^\d{1,18}$/, 'must be a run id')
+    .meta({ examples: ['42'] }),
+});
 
 export const Attempt = z.object({
   attempt: int().describe('1 for the first attempt'),

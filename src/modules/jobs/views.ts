@@ -6,8 +6,7 @@ import type { DefinitionHistoryRow, DefinitionRow } from './store/definitions.ts
 import type { RunRow } from './store/reads.ts';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
-const durationMs = (started: Date | null, finished: Date | null) =>
-  started && finished ? Math.max(0, finished.getTime() - started.getTime()) : null;
+const durationMs = (started: Date | null, finished: Date | null) => (started && finished ? Math.max(0, finished.getTime() - started.getTime()) : null);
 
 /** The configuration in force: the operator's overrides over the code's values. */
 export function effectiveConfig(job: RegisteredJob, row: Pick<DefinitionRow, 'enabled' | 'schedule'>) {

@@ -129,7 +129,11 @@ export function startJobWorkers(options: JobWorkersOptions): JobWorkers {
       if (unfinished.length > 0) {
         unfinished.forEach((execution) => execution.stopForShutdown());
         await Promise.all(unfinished.map((execution) => execution.done));
-        const released = await releaseRuns(db, unfinished.map((execution) => execution.runId), options.instanceId).catch((error: unknown) => {
+        const released = await releaseRuns(
+          db,
+          unfinished.map((execution) => execution.runId),
+          options.instanceId,
+        ).catch((error: unknown) => {
           logger.error({ err: error }, 'could not release unfinished job runs; they are taken over when their lease expires');
           return 0;
         });

@@ -23,9 +23,7 @@ const OPEN_SIGN_IN = new Set(['POST /auth/sign-in', 'POST /auth/sign-in/mfa', 'P
 export function isOpenDuringMaintenance(method: string, path: string): boolean {
   const normalized = path.length > 1 ? path.toLowerCase().replace(/\/$/, '') : path;
   return (
-    OPEN_PATHS.has(normalized) ||
-    OPEN_PREFIXES.some((prefix) => normalized.startsWith(prefix)) ||
-    OPEN_SIGN_IN.has(`${method.toUpperCase()} ${normalized}`)
+    OPEN_PATHS.has(normalized) || OPEN_PREFIXES.some((prefix) => normalized.startsWith(prefix)) || OPEN_SIGN_IN.has(`${method.toUpperCase()} ${normalized}`)
   );
 }
 

@@ -232,7 +232,15 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
 
   // Out of the request's time: refused as undecided (a 503), no grant alone, no verdict on the database.
   const outOfTime = (state: LimiterState): Decision =>
-    counted(state, { allowed: false, limit: state.rule.limit, remaining: 0, retryAfterMs: retryDatabaseAfterMs, nextUnitMs: retryDatabaseAfterMs, source: 'fallback', undecided: true });
+    counted(state, {
+      allowed: false,
+      limit: state.rule.limit,
+      remaining: 0,
+      retryAfterMs: retryDatabaseAfterMs,
+      nextUnitMs: retryDatabaseAfterMs,
+      source: 'fallback',
+      undecided: true,
+    });
 
   const deadlines = new DeadlineQueue<Waiter>((waiter) => {
     if (waiter.requestEnds) {
@@ -373,7 +381,15 @@ export function createRateLimiter<N extends string>(options: RateLimiterOptions<
       }
       return new Promise<Decision>((resolve) => {
         const bound = now + timeoutMs;
-        const waiter: Waiter = { resolve, settled: false, deadline: Math.min(bound, by), state, id: key, requestEnds: by < bound, span: startDecisionSpan(name) };
+        const waiter: Waiter = {
+          resolve,
+          settled: false,
+          deadline: Math.min(bound, by),
+          state,
+          id: key,
+          requestEnds: by < bound,
+          span: startDecisionSpan(name),
+        };
         deadlines.add(waiter);
         pendingKey(state, key).waiters.push(waiter);
         scheduleFlush();

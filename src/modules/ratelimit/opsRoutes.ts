@@ -6,13 +6,23 @@ import { LIMITER_NAMES } from './limiters.ts';
 import type { RateLimitOps } from './opsService.ts';
 
 const Subject = z.strictObject({
-  email: z.string().max(320).optional().meta({ examples: ['ada@example.com'] }).describe('As a person types it at sign-in'),
-  address: z.string().max(100).optional().meta({ examples: ['203.0.113.9'] }).describe('A client IP address; IPv6 counts by its /64'),
+  email: z
+    .string()
+    .max(320)
+    .optional()
+    .meta({ examples: ['ada@example.com'] })
+    .describe('As a person types it at sign-in'),
+  address: z
+    .string()
+    .max(100)
+    .optional()
+    .meta({ examples: ['203.0.113.9'] })
+    .describe('A client IP address; IPv6 counts by its /64'),
 });
 
 const LimiterState = z.object({
   limiter: z.enum(LIMITER_NAMES),
-  covers: z.enum(['email', 'address', 'email_and_address', 'account']).describe('What of the subject the limiter\'s key is made of'),
+  covers: z.enum(['email', 'address', 'email_and_address', 'account']).describe("What of the subject the limiter's key is made of"),
   limit: z.number().int(),
   period_seconds: z.number(),
   remaining: z.number().int().describe('Requests it would admit right now'),
@@ -32,7 +42,7 @@ const defineRoute = routeDefiner<RateLimitOps>();
 
 const SUBJECT_TEXT =
   'Name `email`, `address` or both (400 `ratelimit_subject_invalid` when neither, or when one is malformed). ' +
-  'The service computes each limiter\'s key as the sign-in path does: auth_login (email and address), auth_login_address (email), auth_ip (address).';
+  "The service computes each limiter's key as the sign-in path does: auth_login (email and address), auth_login_address (email), auth_ip (address).";
 
 /** What blocks an email or an address, and clearing it (ADR 0128). */
 export const rateLimitOpsRoutes = [

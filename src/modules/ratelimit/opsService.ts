@@ -61,7 +61,10 @@ const covered = async (keysOf: CoveredKeys, db: Queryable, subject: RateLimitSub
   }
   const keys = await keysOf(subject, db);
   if ('invalid' in keys) {
-    throw new RateLimitOpsError('ratelimit_subject_invalid', keys.invalid === 'email' ? 'The email is not a valid email address.' : 'The address is not an IP address.');
+    throw new RateLimitOpsError(
+      'ratelimit_subject_invalid',
+      keys.invalid === 'email' ? 'The email is not a valid email address.' : 'The address is not an IP address.',
+    );
   }
   return keys;
 };
@@ -72,7 +75,10 @@ export function createRateLimitOps(needs: RateLimitOpsNeeds, limiter: RateLimite
     try {
       const { limiter: name, keys } = JSON.parse(payload) as { limiter: LimiterName; keys: string[] };
       if (name in limits) {
-        limiter.forget(name, keys.map((key) => Buffer.from(key, 'hex')));
+        limiter.forget(
+          name,
+          keys.map((key) => Buffer.from(key, 'hex')),
+        );
       }
     } catch (error) {
       logger.warn({ err: error }, 'could not read a rate-limit clearing notification');
@@ -80,7 +86,10 @@ export function createRateLimitOps(needs: RateLimitOpsNeeds, limiter: RateLimite
   });
 
   const describe = async (db: Queryable, keys: CoveredKey[]): Promise<LimiterState[]> => {
-    const rows = await selectBuckets(db, keys.map((key) => bucketDigest(key.limiter, key.key)));
+    const rows = await selectBuckets(
+      db,
+      keys.map((key) => bucketDigest(key.limiter, key.key)),
+    );
     return keys.map((key, index) => {
       const row = rows[index]!;
       const rule = gcraRule(limits[key.limiter]());
@@ -112,7 +121,14 @@ export function createRateLimitOps(needs: RateLimitOpsNeeds, limiter: RateLimite
         throw new RateLimitOpsError('ratelimit_reason_required', 'A reason is required to clear rate limits.');
       }
       const cleared = await withTransaction(needs.pool, async (tx) => {
-        const deleted = new Set((await deleteBuckets(tx, keys.map((key) => bucketDigest(key.limiter, key.key)))).map((key) => key.toString('hex')));
+        const deleted = new Set(
+          (
+            await deleteBuckets(
+              tx,
+              keys.map((key) => bucketDigest(key.limiter, key.key)),
+            )
+          ).map((key) => key.toString('hex')),
+        );
         for (const key of keys) {
           await notifyCleared(tx, key.limiter, [bucketDigest(key.limiter, key.key)]);
         }

@@ -10,7 +10,10 @@ import { PageCursor, PageLimit, keysetPage, rowsForPage } from '../../platform/h
 const ListQuery = z.object({
   limit: PageLimit(200),
   cursor: PageCursor.optional(),
-  running: z.enum(['true', 'false']).transform((value) => value === 'true').optional(),
+  running: z
+    .enum(['true', 'false'])
+    .transform((value) => value === 'true')
+    .optional(),
 });
 
 const InstanceEntry = z.object({
@@ -46,7 +49,8 @@ export const releasesRoutes = [
     permission: 'ops.releases.read',
     tag: 'ops',
     summary: 'Instances of the application, newest first',
-    description: 'An instance is running when it has not stopped and sent a heartbeat within three heartbeat intervals (APP_HEARTBEAT_SECONDS, 15 s by default).',
+    description:
+      'An instance is running when it has not stopped and sent a heartbeat within three heartbeat intervals (APP_HEARTBEAT_SECONDS, 15 s by default).',
     query: ListQuery,
     responses: { 200: InstancePage },
     handler: async ({ query, deps }) => {

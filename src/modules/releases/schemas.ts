@@ -12,4 +12,6 @@ export const RuntimeSnapshotSchema = z
     uptime_seconds: z.number().int(),
     taken_at: timestamp(),
   })
-  .describe("The instance's latest snapshot, written with its heartbeat; null for a stopped instance or before its first beat") satisfies z.ZodType<RuntimeSnapshot>;
+  .describe(
+    "The instance's latest snapshot, written with its heartbeat; null for a stopped instance or before its first beat",
+  ) satisfies z.ZodType<RuntimeSnapshot>;

@@ -157,12 +157,7 @@ export interface InstancePageQuery {
 }
 
 export async function selectInstances(db: Queryable, query: InstancePageQuery): Promise<InstanceRow[]> {
-  const result = await db.query<InstanceRow>(selectInstancesSql, [
-    query.staleAfterSeconds,
-    query.afterId ?? null,
-    query.running ?? null,
-    query.limit,
-  ]);
+  const result = await db.query<InstanceRow>(selectInstancesSql, [query.staleAfterSeconds, query.afterId ?? null, query.running ?? null, query.limit]);
   return result.rows;
 }
 

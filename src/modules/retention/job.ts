@@ -64,7 +64,14 @@ async function settleKind(deps: RetentionJobDeps, target: AgingTarget, seconds: 
 }
 
 /** Logs a kind's purge and records its `retention.purged` event; returns the failure's code, if any. */
-async function reportKind(deps: RetentionJobDeps, context: JobContext, target: AgingTarget, seconds: number, cutoff: Date, outcome: Outcome): Promise<string | undefined> {
+async function reportKind(
+  deps: RetentionJobDeps,
+  context: JobContext,
+  target: AgingTarget,
+  seconds: number,
+  cutoff: Date,
+  outcome: Outcome,
+): Promise<string | undefined> {
   let failure: string | undefined;
   if ('error' in outcome) {
     context.logger.error({ err: outcome.error, kind: target.kind }, 'retention of a kind failed; the other kinds went on');
@@ -76,7 +83,10 @@ async function reportKind(deps: RetentionJobDeps, context: JobContext, target: A
   try {
     purged = await settleKind(deps, target, seconds, cutoff, result);
   } catch (error) {
-    context.logger.error({ err: error, kind: target.kind, result }, 'rows were deleted but their retention.purged event could not be recorded; the next attempt or run records them');
+    context.logger.error(
+      { err: error, kind: target.kind, result },
+      'rows were deleted but their retention.purged event could not be recorded; the next attempt or run records them',
+    );
     return failure ?? 'audit_failed';
   }
   if (purged.failure) {

@@ -12,7 +12,9 @@ const iso = (date: Date | null) => date?.toISOString() ?? null;
 /** The job's state and every kind's age, each statement bounded, in one transaction. */
 async function readAges(deps: RetentionServiceDeps): Promise<{ job: RetentionJobStatus; ages: TargetAge[]; unreported: Map<string, number> }> {
   const timedOut = (cause: unknown) =>
-    new RetentionError('retention_query_timeout', `Counting the rows past their cutoff took longer than ${deps.queryTimeoutMs / 1000} s; try again later.`, { cause });
+    new RetentionError('retention_query_timeout', `Counting the rows past their cutoff took longer than ${deps.queryTimeoutMs / 1000} s; try again later.`, {
+      cause,
+    });
   return boundedRead(deps.pool, deps.queryTimeoutMs, timedOut, async (tx) => {
     const job = await deps.jobStatus(tx);
     const ages: TargetAge[] = [];

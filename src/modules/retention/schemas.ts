@@ -25,7 +25,9 @@ const KindEntry = z.object({
   deleted_unreported: z
     .number()
     .int()
-    .describe('Rows deleted by an attempt that stopped before recording their retention.purged event; the next attempt or run records them. 0 after a run that succeeded'),
+    .describe(
+      'Rows deleted by an attempt that stopped before recording their retention.purged event; the next attempt or run records them. 0 after a run that succeeded',
+    ),
   last_run: LastRun.nullable(),
   next_run: z.string().nullable().describe('Null while the job is disabled'),
 });

@@ -57,7 +57,10 @@ export function checkRegistry(definitions: readonly SettingDefinition[]): Map<st
     }
     const outOfBounds =
       ((definition.kind === 'integer' || definition.kind === 'duration') &&
-        (!Number.isSafeInteger(definition.default) || definition.min > definition.max || definition.default < definition.min || definition.default > definition.max)) ||
+        (!Number.isSafeInteger(definition.default) ||
+          definition.min > definition.max ||
+          definition.default < definition.min ||
+          definition.default > definition.max)) ||
       (definition.kind === 'string' && definition.default.length > definition.maxLength);
     if (outOfBounds) {
       throw new Error(`setting declaration: the default of ${definition.name} is outside its bounds`);

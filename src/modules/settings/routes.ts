@@ -5,7 +5,13 @@ import { SettingBody, SettingChangeBody, settingBody, settingChangeBody } from '
 import { REASON_MAX_LENGTH, type SettingsService } from './service.ts';
 import { PageCursor, PageLimit, keysetPage, rowsForPage } from '../../platform/http/paging.ts';
 
-const NameParams = z.object({ name: z.string().min(1).max(200).meta({ examples: ['auth.login_attempts'] }) });
+const NameParams = z.object({
+  name: z
+    .string()
+    .min(1)
+    .max(200)
+    .meta({ examples: ['auth.login_attempts'] }),
+});
 const ListQuery = z.object({ group: z.string().max(100).optional() });
 const HistoryQuery = z.object({
   before: PageCursor.optional(),
@@ -32,7 +38,7 @@ export const settingsRoutes = [
     permission: 'ops.settings.read',
     tag: 'ops',
     summary: 'Every runtime setting with its value, default and bounds',
-    description: 'Read from the instance\'s memory: no query.',
+    description: "Read from the instance's memory: no query.",
     query: ListQuery,
     responses: { 200: z.object({ settings: z.array(SettingBody) }) },
     handler: ({ query, deps }) => ({ settings: deps.settings.list(query.group).map(settingBody) }),

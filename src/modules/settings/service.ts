@@ -6,14 +6,7 @@ import { validationFailed } from '../../platform/errors.ts';
 import { type CachedSetting, type SettingsCache, effectiveSetting } from './cache.ts';
 import { SettingsError, settingNotFound } from './errors.ts';
 import { findSetting } from './registry.ts';
-import {
-  type SettingChangeRow,
-  insertSettingChange,
-  lockSetting,
-  selectSettingChanges,
-  selectStoredSetting,
-  upsertSetting,
-} from './store.ts';
+import { type SettingChangeRow, insertSettingChange, lockSetting, selectSettingChanges, selectStoredSetting, upsertSetting } from './store.ts';
 import { parseSettingValue, toJson } from './values.ts';
 
 export const REASON_MAX_LENGTH = 500;

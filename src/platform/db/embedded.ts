@@ -96,7 +96,9 @@ async function waitUntilAnswering(place: Place, running: Postmaster): Promise<vo
       return;
     }
     if (Date.now() > deadline || !livePostmaster(place.clusterDir)) {
-      throw new Error(`the embedded PostgreSQL in ${place.clusterDir} (pid ${running.pid}, port ${running.port}) runs but does not accept connections: ${error.message}`);
+      throw new Error(
+        `the embedded PostgreSQL in ${place.clusterDir} (pid ${running.pid}, port ${running.port}) runs but does not accept connections: ${error.message}`,
+      );
     }
     await sleep(250);
   }
@@ -126,8 +128,7 @@ export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<Em
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
   const clusterDir = join(dataDir, 'postgres');
   const password = readPassword(dataDir);
-  const urlFor = (port: number, database = DATABASE) =>
-    `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  const urlFor = (port: number, database = DATABASE) => `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
   const placeAt = (port: number): Place => {
     let maker: Promise<() => EmbeddedServer> | undefined;
     return {
@@ -135,7 +136,15 @@ export async function openEmbeddedDatabase(options: EmbeddedOptions): Promise<Em
       url: urlFor(port),
       adminUrl: urlFor(port, 'postgres'),
       makeServer: () =>
-        (maker ??= loadServerMaker({ clusterDir, port, user: USER, password, log: options.log ?? (() => undefined), fast: options.fast, packagePrefix: options.packagePrefix })),
+        (maker ??= loadServerMaker({
+          clusterDir,
+          port,
+          user: USER,
+          password,
+          log: options.log ?? (() => undefined),
+          fast: options.fast,
+          packagePrefix: options.packagePrefix,
+        })),
     };
   };
   const adopt = async (running: Postmaster) => {

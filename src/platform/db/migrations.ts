@@ -73,7 +73,12 @@ export function listMigrationFiles(dir?: string): MigrationFile[] {
     .sort((a, b) => a.version - b.version);
   const twice = files.find((file, index) => index > 0 && files[index - 1]!.version === file.version);
   if (twice) {
-    throw new Error(`two migrations have version ${twice.version} (${files.filter((file) => file.version === twice.version).map((file) => file.path).join(', ')}): rename the one no database has applied to a newer timestamp; an applied migration keeps its file and version (ADR 0133)`);
+    throw new Error(
+      `two migrations have version ${twice.version} (${files
+        .filter((file) => file.version === twice.version)
+        .map((file) => file.path)
+        .join(', ')}): rename the one no database has applied to a newer timestamp; an applied migration keeps its file and version (ADR 0133)`,
+    );
   }
   return files;
 }
@@ -110,7 +115,10 @@ export async function migrationStatus(db: pg.ClientBase | pg.Pool, files = listM
     pending: pendingFiles.length,
     pendingNames: pendingFiles.map((file) => file.name),
     unknown: [...applied].filter((version) => !known.has(version)),
-    noTransaction: [...(await appliedWithoutTransaction(db)), ...pendingFiles.filter((file) => !runsInTransaction(readFileSync(file.path, 'utf8'))).map((file) => file.name)],
+    noTransaction: [
+      ...(await appliedWithoutTransaction(db)),
+      ...pendingFiles.filter((file) => !runsInTransaction(readFileSync(file.path, 'utf8'))).map((file) => file.name),
+    ],
   };
 }
 

@@ -68,14 +68,20 @@ export async function applyInTransaction(client: pg.ClientBase, sql: string, rec
   });
 }
 
-const CREATE_INDEX_CONCURRENTLY = /^create\s+(unique\s+)?index\s+concurrently\s+(?:if\s+not\s+exists\s+)?([a-z_][a-z0-9_]*)\s+on\s+(?:only\s+)?([a-z_][a-z0-9_.]*)\s+([\s\S]*)$/i;
+const CREATE_INDEX_CONCURRENTLY =
+  /^create\s+(unique\s+)?index\s+concurrently\s+(?:if\s+not\s+exists\s+)?([a-z_][a-z0-9_]*)\s+on\s+(?:only\s+)?([a-z_][a-z0-9_.]*)\s+([\s\S]*)$/i;
 
 /**
  * Each statement alone, outside a transaction, then the ledger row: a statement that failed is
  * tried again (each must be idempotent: `if not exists`), an INVALID index a failed build left is
  * dropped and built again, and an index on a partitioned table is built partition by partition.
  */
-export async function applyWithoutTransaction(client: pg.ClientBase, sql: string, record: () => Promise<unknown>, options: OnlineMigrationOptions): Promise<void> {
+export async function applyWithoutTransaction(
+  client: pg.ClientBase,
+  sql: string,
+  record: () => Promise<unknown>,
+  options: OnlineMigrationOptions,
+): Promise<void> {
   for (const statement of splitStatements(sql)) {
     const index = CREATE_INDEX_CONCURRENTLY.exec(withoutComments(statement));
     if (index) {
@@ -136,7 +142,12 @@ async function createIndexConcurrently(client: pg.ClientBase, build: IndexBuild,
     }
     const child = partitionIndexName(build.name, partition.name);
     const qualified = `${schema}${child}`;
-    await buildOneIndex(client, qualified, `create ${unique}index concurrently if not exists ${child} on ${partition.schema}.${partition.name} ${build.definition}`, options);
+    await buildOneIndex(
+      client,
+      qualified,
+      `create ${unique}index concurrently if not exists ${child} on ${partition.schema}.${partition.name} ${build.definition}`,
+      options,
+    );
     if ((await client.query(attachedSql, [qualified, `${schema}${build.name}`])).rowCount === 0) {
       await runStatement(client, `alter index ${schema}${build.name} attach partition ${qualified}`, options.lockTimeoutMs, options);
     }

@@ -135,7 +135,11 @@ export function createPool(options: PoolOptions): InstrumentedPool {
     idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
     ...(options.statementTimeoutMs && sessions ? { statement_timeout: options.statementTimeoutMs } : {}),
     ...(options.sessionSettings && sessions
-      ? { options: Object.entries(options.sessionSettings).map(([name, value]) => `-c ${name}=${value}`).join(' ') }
+      ? {
+          options: Object.entries(options.sessionSettings)
+            .map(([name, value]) => `-c ${name}=${value}`)
+            .join(' '),
+        }
       : {}),
   });
   const stats: PoolStats = { acquires: 0, emptyAcquires: 0, canceledAcquires: 0, acquireMsTotal: 0 };

@@ -57,7 +57,10 @@ export function livePostmaster(clusterDir: string): Postmaster | undefined {
  * start) if the first takes longer than a minute. Resolves once the process has exited.
  */
 export async function stopPostmaster(pid: number): Promise<void> {
-  for (const [signal, waitMs] of [['SIGINT', FAST_SHUTDOWN_MS], ['SIGQUIT', IMMEDIATE_SHUTDOWN_MS]] as const) {
+  for (const [signal, waitMs] of [
+    ['SIGINT', FAST_SHUTDOWN_MS],
+    ['SIGQUIT', IMMEDIATE_SHUTDOWN_MS],
+  ] as const) {
     try {
       process.kill(pid, signal);
     } catch (error) {

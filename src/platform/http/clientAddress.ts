@@ -164,10 +164,12 @@ function parseHop(hop: string): string | undefined {
  */
 export function createClientAddressResolver(ranges: ProxyRange[]): ClientAddressResolver {
   // IPv4 ranges as integer masks: checking a hop is then a few operations, not an object per call.
-  const ipv4 = ranges.filter((range) => range.family === 4).map((range) => {
-    const mask = range.prefix === 32 ? 0xffffffff : ~(0xffffffff >>> range.prefix) >>> 0;
-    return { mask, network: (ipv4Number(range.network) & mask) >>> 0 };
-  });
+  const ipv4 = ranges
+    .filter((range) => range.family === 4)
+    .map((range) => {
+      const mask = range.prefix === 32 ? 0xffffffff : ~(0xffffffff >>> range.prefix) >>> 0;
+      return { mask, network: (ipv4Number(range.network) & mask) >>> 0 };
+    });
   const ipv6 = new BlockList();
   for (const range of ranges.filter((r) => r.family === 6)) {
     ipv6.addSubnet(range.network, range.prefix, 'ipv6');
@@ -176,7 +178,7 @@ export function createClientAddressResolver(ranges: ProxyRange[]): ClientAddress
   const isTrusted = (address: string) => {
     if (!address.includes(':')) {
       const value = ipv4Number(address);
-      return ipv4.some((range) => ((value & range.mask) >>> 0) === range.network);
+      return ipv4.some((range) => (value & range.mask) >>> 0 === range.network);
     }
     return hasIpv6 && ipv6.check(address, 'ipv6');
   };

@@ -44,11 +44,9 @@ export const platformStatuses = {
 } as const satisfies StatusTable & Record<PlatformProblemCode, number>;
 
 export const notFound = (detail: string) => new AppError('not_found', detail);
-export const methodNotAllowed = (detail: string, allow: string) =>
-  new AppError('method_not_allowed', detail, { headers: { Allow: allow } });
+export const methodNotAllowed = (detail: string, allow: string) => new AppError('method_not_allowed', detail, { headers: { Allow: allow } });
 // Raised by use cases too (settings): defined in platform/errors.ts, beside AppError.
 export { validationFailed } from '../errors.ts';
 export const unauthenticated = (detail = 'A valid bearer token is required.') =>
   new AppError('unauthenticated', detail, { headers: { 'WWW-Authenticate': 'Bearer' } });
-export const forbidden = (detail = 'The account lacks the permission this operation needs.') =>
-  new AppError('forbidden', detail);
+export const forbidden = (detail = 'The account lacks the permission this operation needs.') => new AppError('forbidden', detail);

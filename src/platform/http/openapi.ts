@@ -85,7 +85,10 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
 
 function parameters(route: AnyRoute): JsonObject[] {
   const list: JsonObject[] = [];
-  for (const [where, schema] of [['path', route.params], ['query', route.query]] as const) {
+  for (const [where, schema] of [
+    ['path', route.params],
+    ['query', route.query],
+  ] as const) {
     if (!schema) {
       continue;
     }
@@ -170,7 +173,9 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: OpenApiInfo, answ
               content: {
                 'application/json': {
                   schema: jsonSchema(route.body, 'input'),
-                  ...(answers.examples?.[`${route.method} ${route.path}`]?.request === undefined ? {} : { example: answers.examples[`${route.method} ${route.path}`]!.request }),
+                  ...(answers.examples?.[`${route.method} ${route.path}`]?.request === undefined
+                    ? {}
+                    : { example: answers.examples[`${route.method} ${route.path}`]!.request }),
                 },
               },
             },

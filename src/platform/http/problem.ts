@@ -47,7 +47,11 @@ export function renderProblem(ctx: Context, problem: Problem, headers: Record<st
 }
 
 /** A typed error as its problem and headers, or undefined when its code has no status (a bug). */
-export function problemOf(statuses: Map<string, number>, error: unknown, requestId: string | undefined): { problem: Problem; headers?: Record<string, string> } | undefined {
+export function problemOf(
+  statuses: Map<string, number>,
+  error: unknown,
+  requestId: string | undefined,
+): { problem: Problem; headers?: Record<string, string> } | undefined {
   if (!(error instanceof AppError) || !statuses.has(error.code)) {
     return undefined;
   }

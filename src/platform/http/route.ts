@@ -47,8 +47,7 @@ export class Reply {
 }
 
 /** An answer whose status or headers the handler decides: `return reply(note, { status: 201, headers: { Location } })`. */
-export const reply = (body: unknown, options: { status?: number; headers?: Record<string, string> } = {}) =>
-  new Reply(body, options.status, options.headers);
+export const reply = (body: unknown, options: { status?: number; headers?: Record<string, string> } = {}) => new Reply(body, options.status, options.headers);
 
 /** A route as data: the router and the OpenAPI document are both built from it. */
 export interface RouteDefinition<
@@ -108,9 +107,14 @@ export interface BoundRoute {
  */
 export function routeDefiner<D = undefined>() {
   // The permission's literal is kept, so a module's declared permissions can check it (ADR 0120).
-  return <P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined, Permission extends string = never>(
+  return <
+    P extends Schema | undefined = undefined,
+    Q extends Schema | undefined = undefined,
+    B extends Schema | undefined = undefined,
+    Permission extends string = never,
+  >(
     route: Omit<RouteDefinition<P, Q, B, D>, 'permission'> & { permission?: Permission },
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the input types stay with the handler
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the input types stay with the handler
   ): RouteDefinition<any, any, any, D> & { permission?: Permission } => route as unknown as RouteDefinition<any, any, any, D> & { permission?: Permission };
 }
 
@@ -121,9 +125,17 @@ export function routeDefiner<D = undefined>() {
  * A route answering with another module's code names that table too (`typeof a & typeof b`).
  */
 export function moduleRouteDefiner<D = undefined, Statuses extends StatusTable = Record<never, number>>() {
-  return <P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined, Permission extends string = never>(
-    route: Omit<RouteDefinition<P, Q, B, D>, 'permission' | 'problems'> & { permission?: Permission; problems?: (PlatformProblemCode | (keyof Statuses & string))[] },
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the input types stay with the handler
+  return <
+    P extends Schema | undefined = undefined,
+    Q extends Schema | undefined = undefined,
+    B extends Schema | undefined = undefined,
+    Permission extends string = never,
+  >(
+    route: Omit<RouteDefinition<P, Q, B, D>, 'permission' | 'problems'> & {
+      permission?: Permission;
+      problems?: (PlatformProblemCode | (keyof Statuses & string))[];
+    },
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the input types stay with the handler
   ): RouteDefinition<any, any, any, D> & { permission?: Permission } => route as unknown as RouteDefinition<any, any, any, D> & { permission?: Permission };
 }
 

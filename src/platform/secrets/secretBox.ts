@@ -56,8 +56,10 @@ export function createSecretBox(keys: Buffer[]): SecretBox {
 
 /** APP_ENCRYPTION_KEY: one or more comma-separated 32-byte keys, base64 or hex. */
 export function parseEncryptionKeys(text: string): Buffer[] | undefined {
-  const keys = text.split(',').map((part) => part.trim()).filter(Boolean).map((part) =>
-    /^[0-9a-fA-F]{64}$/.test(part) ? Buffer.from(part, 'hex') : Buffer.from(part, 'base64'),
-  );
+  const keys = text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => (/^[0-9a-fA-F]{64}$/.test(part) ? Buffer.from(part, 'hex') : Buffer.from(part, 'base64')));
   return keys.length > 0 && keys.every((key) => key.length === 32) ? keys : undefined;
 }

@@ -2,7 +2,14 @@
 // --title, --inspect, ...): handed one, a thread fails to start, and an instance that keeps a
 // warm thread fails with it. Threads need only what decides how code loads.
 const LOADING_OPTIONS_WITH_VALUE = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader', '--conditions', '-C', '--disable-warning']);
-const LOADING_SWITCHES = new Set(['--enable-source-maps', '--no-warnings', '--no-deprecation', '--trace-warnings', '--trace-deprecation', '--pending-deprecation']);
+const LOADING_SWITCHES = new Set([
+  '--enable-source-maps',
+  '--no-warnings',
+  '--no-deprecation',
+  '--trace-warnings',
+  '--trace-deprecation',
+  '--pending-deprecation',
+]);
 
 /** The options of `parent` (a process's execArgv) a worker thread accepts and needs, in order. */
 export function threadOptions(parent: readonly string[]): string[] {

@@ -55,7 +55,9 @@ function threadExecArgv(): string[] {
 /** What a thread is posted for a task: the submitting span's context goes along only when it is sampled. */
 export function threadRequest<I, O>(task: TaskRef<I, O>, input: I): ThreadRequest {
   const carrier = submittingContext();
-  return carrier === undefined ? { file: task.file, exportName: task.exportName, input } : { file: task.file, exportName: task.exportName, input, trace: { task: task.name, carrier } };
+  return carrier === undefined
+    ? { file: task.file, exportName: task.exportName, input }
+    : { file: task.file, exportName: task.exportName, input, trace: { task: task.name, carrier } };
 }
 
 /** One piscina pool per instance, with task durations and queue depth as metrics. */

@@ -76,7 +76,14 @@ class TaskLoadError extends Error {
   readonly code = 'task_load_failed';
   constructor(file: string, cause: unknown) {
     // A transform error puts the file and line on its second line: every line, joined, says what and where.
-    const why = cause instanceof Error ? cause.message.split('\n').map((line) => line.trim()).filter(Boolean).join(' ') || cause.name : String(cause);
+    const why =
+      cause instanceof Error
+        ? cause.message
+            .split('\n')
+            .map((line) => line.trim())
+            .filter(Boolean)
+            .join(' ') || cause.name
+        : String(cause);
     super(`task module ${file.startsWith('file:') ? fileURLToPath(file) : file} cannot be loaded: ${why}`);
   }
 }

@@ -127,7 +127,6 @@ export async function loadTracing(identity: TracingIdentity & { pod: string }): 
   require('node:https');
   syncBuiltinESMExports();
   return {
-    flush: (timeoutMs = 3_000) =>
-      Promise.race([provider.forceFlush(), new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref())]),
+    flush: (timeoutMs = 3_000) => Promise.race([provider.forceFlush(), new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref())]),
   };
 }

@@ -24,7 +24,9 @@ test.after.always(async () => {
 
 // The whole answer, in the order the list promises: newest occurred_at first, then highest id.
 const expected = async (where: string) =>
-  (await db.pool.query<{ id: string }>(`select id::text from audit_events where ${where} order by occurred_at desc, audit_events.id desc`)).rows.map((row) => row.id);
+  (await db.pool.query<{ id: string }>(`select id::text from audit_events where ${where} order by occurred_at desc, audit_events.id desc`)).rows.map(
+    (row) => row.id,
+  );
 
 async function walk(options: { filter: Parameters<ReturnType<typeof createAuditQueries>['list']>[0]; limit: number; scanRows: number }) {
   const queries = createAuditQueries(db.pool, { listScanRows: options.scanRows });
@@ -72,7 +74,10 @@ test('an id-only cursor of the former format continues from its event; once the 
   const all = await expected('true');
   const queries = createAuditQueries(db.pool);
   const page = await queries.list({}, all[9], 5);
-  t.deepEqual(page.events.map((event) => event.id), all.slice(10, 15));
+  t.deepEqual(
+    page.events.map((event) => event.id),
+    all.slice(10, 15),
+  );
   const error = await t.throwsAsync(queries.list({}, '999999999999', 5));
   t.is((error as Error & { code: string }).code, 'audit_cursor_expired');
 });

@@ -85,11 +85,20 @@ test.serial('ids stay unique across partitions; a lookup by id and newest-first 
     ids.push(await event('test.paged', new Date(at)));
   }
   t.is(new Set(ids).size, 4);
-  t.deepEqual(ids, [...ids].sort((a, b) => Number(a) - Number(b)));
+  t.deepEqual(
+    ids,
+    [...ids].sort((a, b) => Number(a) - Number(b)),
+  );
   const byId = await db.pool.query<{ action: string }>(`select action from audit_events where id = $1`, [ids[1]]);
   t.deepEqual(byId.rows, [{ action: 'test.paged' }]);
   const first = await selectAuditEvents(db.pool, { action: 'test.paged' }, undefined, 3);
-  t.deepEqual(first.map((row) => row.id), [ids[3], ids[2], ids[1]]);
+  t.deepEqual(
+    first.map((row) => row.id),
+    [ids[3], ids[2], ids[1]],
+  );
   const second = await selectAuditEvents(db.pool, { action: 'test.paged' }, first.at(-1)!.id, 3);
-  t.deepEqual(second.map((row) => row.id), [ids[0]]);
+  t.deepEqual(
+    second.map((row) => row.id),
+    [ids[0]],
+  );
 });

@@ -50,7 +50,13 @@ test('oversized or unencodable metadata is replaced by a marker and the event is
 
 test('client addresses that are not IPs are stored as null; IPv6 and zones are handled; long texts are cut', async (t) => {
   // One normalisation for every stored address (clientAddress.ts): an IPv4-mapped IPv6 is the IPv4 it maps, as limits and logs see it.
-  for (const [given, stored] of [['not an ip', null], ['', null], ['::1', '::1'], ['fe80::1%eth0', 'fe80::1'], ['::ffff:10.0.0.1', '10.0.0.1']] as const) {
+  for (const [given, stored] of [
+    ['not an ip', null],
+    ['', null],
+    ['::1', '::1'],
+    ['fe80::1%eth0', 'fe80::1'],
+    ['::ffff:10.0.0.1', '10.0.0.1'],
+  ] as const) {
     const id = await recordAuditEvent(db.pool, { actor: CLI_ACTOR, action: 'test.ip', outcome: 'success', clientAddress: given });
     t.is((await row(id)).ip, stored, given);
   }

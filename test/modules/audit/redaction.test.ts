@@ -3,13 +3,56 @@ import { METADATA_MAX_BYTES, REDACTED, isSensitiveKey, prepareMetadata } from '.
 
 test('secret-looking keys are recognised by their words, whatever the casing', (t) => {
   for (const key of [
-    'password', 'Password', 'new_password', 'passwords', 'passwd', 'passphrase', 'secret', 'client_secret', 'clientSecret',
-    'token', 'refreshToken', 'access_token', 'accesstoken', 'tokens', 'api_key', 'apiKey', 'API-Key', 'apikey', 'key', 'private_key',
-    'code', 'recovery_codes', 'totpCode', 'otp', 'pin', 'jwt', 'authorization', 'Cookie', 'set-cookie', 'credentials', 'passcode', 'signature',
+    'password',
+    'Password',
+    'new_password',
+    'passwords',
+    'passwd',
+    'passphrase',
+    'secret',
+    'client_secret',
+    'clientSecret',
+    'token',
+    'refreshToken',
+    'access_token',
+    'accesstoken',
+    'tokens',
+    'api_key',
+    'apiKey',
+    'API-Key',
+    'apikey',
+    'key',
+    'private_key',
+    'code',
+    'recovery_codes',
+    'totpCode',
+    'otp',
+    'pin',
+    'jwt',
+    'authorization',
+    'Cookie',
+    'set-cookie',
+    'credentials',
+    'passcode',
+    'signature',
   ]) {
     t.true(isSensitiveKey(key), key);
   }
-  for (const key of ['name', 'email', 'role', 'reason', 'old_value', 'new_value', 'version', 'monkey', 'barcode', 'keyboard', 'permissions', 'status', 'ttl_seconds']) {
+  for (const key of [
+    'name',
+    'email',
+    'role',
+    'reason',
+    'old_value',
+    'new_value',
+    'version',
+    'monkey',
+    'barcode',
+    'keyboard',
+    'permissions',
+    'status',
+    'ttl_seconds',
+  ]) {
     t.false(isSensitiveKey(key), key);
   }
 });
@@ -45,6 +88,9 @@ test('metadata that is not JSON becomes a marker; NULs are removed', (t) => {
   cycle.self = cycle;
   t.deepEqual(prepareMetadata(cycle), { metadata_dropped: 'not_json' });
   t.deepEqual(prepareMetadata({ big: 10n }), { metadata_dropped: 'not_json' });
-  t.deepEqual(prepareMetadata({ 'a\u0000b': 'c\u0000d', when: new Date('2026-01-01T00:00:00Z'), skip: undefined }), { ab: 'cd', when: '2026-01-01T00:00:00.000Z' });
+  t.deepEqual(prepareMetadata({ 'a\u0000b': 'c\u0000d', when: new Date('2026-01-01T00:00:00Z'), skip: undefined }), {
+    ab: 'cd',
+    when: '2026-01-01T00:00:00.000Z',
+  });
   t.deepEqual(prepareMetadata(undefined), {});
 });

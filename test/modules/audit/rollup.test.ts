@@ -71,7 +71,10 @@ async function assertStatsMatchTable(t: ExecutionContext) {
       const expected = await countOverTable(from, to, groupBy);
       const shown = Object.fromEntries(stats.groups.filter((group) => group.count > 0).map((group) => [group.key, group.count]));
       t.deepEqual(shown, expected, `${groupBy} over ${from.toISOString()}..${to.toISOString()}`);
-      t.is(stats.total, Object.values(expected).reduce((sum, count) => sum + count, 0));
+      t.is(
+        stats.total,
+        Object.values(expected).reduce((sum, count) => sum + count, 0),
+      );
       t.is(stats.other, 0);
     }
     const filtered = await queries.stats({ from, to, actionPrefix: 'bulk.', outcome: 'failure' }, 'actor_kind');
@@ -124,7 +127,12 @@ test.serial('retention deletes, partition drops and moves out of the default par
   await db.pool.query('select ensure_audit_event_partitions($1, $1)', [old]);
   const oldPartition = `audit_events_p${old.toISOString().slice(0, 7).replace('-', '')}`;
   t.true(Number((await db.pool.query(`select count(*) from ${oldPartition}`)).rows[0].count) >= 100);
-  t.is(Number((await db.pool.query(`select count(*) from audit_events_default where occurred_at >= $1 and occurred_at < $2`, [old, startOfMonth(-1)])).rows[0].count), 0);
+  t.is(
+    Number(
+      (await db.pool.query(`select count(*) from audit_events_default where occurred_at >= $1 and occurred_at < $2`, [old, startOfMonth(-1)])).rows[0].count,
+    ),
+    0,
+  );
   await assertStatsMatchTable(t);
 
   // Retention's row deletes, through the purge, some folded before and some after.
@@ -152,10 +160,7 @@ test.serial('retention deletes, partition drops and moves out of the default par
 test.serial('a filter the rollup does not hold is counted over the table', async (t) => {
   const [from, to] = windows()[0]!;
   const stats = await createAuditQueries(db.pool).stats({ from, to, actorId: 'actor-1' }, 'action');
-  t.deepEqual(
-    Object.fromEntries(stats.groups.map((group) => [group.key, group.count])),
-    await countOverTable(from, to, 'action', `and actor_id = 'actor-1'`),
-  );
+  t.deepEqual(Object.fromEntries(stats.groups.map((group) => [group.key, group.count])), await countOverTable(from, to, 'action', `and actor_id = 'actor-1'`));
 });
 
 test.serial('the retention purge itself subtracts a month it detaches: the statistics still equal the table', async (t) => {
@@ -167,7 +172,12 @@ test.serial('the retention purge itself subtracts a month it detaches: the stati
     [old],
   );
   await foldAuditRollup(db.pool);
-  const result = await purgeAuditEvents({ connectionString: db.url, cutoff: startOfMonth(-2).toISOString(), batch: { initial: 1_000, min: 100, max: 10_000, targetMs: 100 }, ledger: { kind: 'audit_events' } });
+  const result = await purgeAuditEvents({
+    connectionString: db.url,
+    cutoff: startOfMonth(-2).toISOString(),
+    batch: { initial: 1_000, min: 100, max: 10_000, targetMs: 100 },
+    ledger: { kind: 'audit_events' },
+  });
   t.true(result.partitionsDropped >= 1);
   await assertStatsMatchTable(t);
   await foldAuditRollup(db.pool);

@@ -34,7 +34,10 @@ test('the list is newest first and pages by cursor without gaps or repeats', asy
     cursor = page.body.next_cursor;
   } while (cursor);
   t.is(ids.length, 45);
-  t.deepEqual(ids, [...ids].sort((a, b) => b - a));
+  t.deepEqual(
+    ids,
+    [...ids].sort((a, b) => b - a),
+  );
   t.is(new Set(ids).size, ids.length);
 });
 
@@ -47,7 +50,10 @@ test('filters: action, prefix, actor, resource, outcome, time window', async (t)
   t.is((await audit('?actor_kind=system&actor_id=cli&action_prefix=dated.')).body.events.length, 3);
   t.is((await audit('?actor_kind=account&action_prefix=test.')).body.events.length, 0);
   const window = await audit('?action=dated.event&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z');
-  t.deepEqual(window.body.events.map((e: any) => e.occurred_at), ['2026-01-01T23:59:59.000Z', '2026-01-01T10:00:00.000Z']);
+  t.deepEqual(
+    window.body.events.map((e: any) => e.occurred_at),
+    ['2026-01-01T23:59:59.000Z', '2026-01-01T10:00:00.000Z'],
+  );
 });
 
 test('stats: the 50 largest groups, the rest in other, and the total of the window', async (t) => {
@@ -110,14 +116,27 @@ test('bad filters are 422 validation_failed naming the field', async (t) => {
     ['', '?limit=101', 'query.limit'],
   ];
   for (const [path, query, location] of cases) {
-    const problem = await assertProblem(t, await fetch(`${app.instance.url}/ops/audit${path}${query}`, { headers: app.headers.reader }), 422, 'validation_failed');
-    t.true((problem.errors as any[]).some((e) => e.location === location), `${path}${query}: ${JSON.stringify(problem.errors)}`);
+    const problem = await assertProblem(
+      t,
+      await fetch(`${app.instance.url}/ops/audit${path}${query}`, { headers: app.headers.reader }),
+      422,
+      'validation_failed',
+    );
+    t.true(
+      (problem.errors as any[]).some((e) => e.location === location),
+      `${path}${query}: ${JSON.stringify(problem.errors)}`,
+    );
   }
 });
 
 test('a limit that is not a whole number in range gets one plain message, whatever was sent', async (t) => {
   for (const limit of ['abc', '1.5', '0', '101', '1e400', '', '-1', '%EF%BC%95']) {
-    const problem = await assertProblem(t, await fetch(`${app.instance.url}/ops/audit?limit=${limit}`, { headers: app.headers.reader }), 422, 'validation_failed');
+    const problem = await assertProblem(
+      t,
+      await fetch(`${app.instance.url}/ops/audit?limit=${limit}`, { headers: app.headers.reader }),
+      422,
+      'validation_failed',
+    );
     t.deepEqual(problem.errors, [{ location: 'query.limit', message: 'must be a whole number from 1 to 100' }], `limit=${limit}`);
   }
   t.is((await fetch(`${app.instance.url}/ops/audit?limit=100`, { headers: app.headers.reader })).status, 200);

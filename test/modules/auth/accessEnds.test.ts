@@ -187,7 +187,10 @@ test.serial('sign-out ends the refresh tokens of that session, whether it names 
   const byRefresh = await signedIn(account.email);
   const rotated = (await (await refresh(app.instance.url, byRefresh.refresh_token)).json()) as Tokens;
   t.is((await sendJson('POST', `${app.instance.url}/auth/sign-out`, {}, bearer(byAccess.access_token))).status, 204);
-  t.is((await sendJson('POST', `${app.instances[1]!.url}/auth/sign-out`, { refresh_token: rotated.refresh_token }, bearer(byRefresh.access_token))).status, 204);
+  t.is(
+    (await sendJson('POST', `${app.instances[1]!.url}/auth/sign-out`, { refresh_token: rotated.refresh_token }, bearer(byRefresh.access_token))).status,
+    204,
+  );
   for (const instance of app.instances) {
     await assertProblem(t, await refresh(instance.url, byAccess.refresh_token), 401, 'invalid_refresh_token');
     await assertProblem(t, await refresh(instance.url, rotated.refresh_token), 401, 'invalid_refresh_token');

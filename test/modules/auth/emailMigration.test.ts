@@ -28,9 +28,17 @@ test.after.always(async () => {
 
 test('the backfill stores normalised addresses; of colliding accounts the oldest keeps the address, the later are locked', async (t) => {
   const files = listMigrationFiles();
-  await migrateUp(pool!, files.filter((file) => file.version < NORMALIZATION_VERSION));
+  await migrateUp(
+    pool!,
+    files.filter((file) => file.version < NORMALIZATION_VERSION),
+  );
   const insert = async (email: string, minutesAgo: number) =>
-    (await pool!.query<{ id: string }>(`insert into accounts (email, created_at) values ($1, now() - make_interval(mins => $2)) returning id`, [email, minutesAgo])).rows[0]!.id;
+    (
+      await pool!.query<{ id: string }>(`insert into accounts (email, created_at) values ($1, now() - make_interval(mins => $2)) returning id`, [
+        email,
+        minutesAgo,
+      ])
+    ).rows[0]!.id;
   const oldest = await insert('Kate@Example.com', 30);
   const fullWidthKate = await insert('\uff4b\uff41\uff54\uff45@example.com', 20);
   const trailingDot = await insert('kate@example.com.', 10);

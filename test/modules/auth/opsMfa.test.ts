@@ -19,7 +19,12 @@ const app = useInstances(test, {
 
 const system = (account: TestAccount) => fetch(`${app.instance.url}/ops/system`, { headers: bearer(account.token) });
 const requireMfa = (value: boolean) =>
-  sendJson('PUT', `${app.instance.url}/ops/settings/auth.ops_require_mfa`, { value, reason: value ? 'back to normal' : 'lab without authenticators' }, app.headers.admin);
+  sendJson(
+    'PUT',
+    `${app.instance.url}/ops/settings/auth.ops_require_mfa`,
+    { value, reason: value ? 'back to normal' : 'lab without authenticators' },
+    app.headers.admin,
+  );
 
 test.serial('with auth.ops_require_mfa on (the default), ops permissions need a second factor or a CLI token', async (t) => {
   for (const [index, account] of strong.entries()) {

@@ -22,8 +22,14 @@ const roleEvents = async (name: string) =>
 test('the roles list shows the built-in roles and their patterns: platform_admin every permission, ops_viewer the ops reads', async (t) => {
   const { status, body } = await getJson(`${app.instance.url}/ops/roles`, app.headers.viewer);
   t.is(status, 200);
-  t.like(body.roles.find((role: any) => role.name === 'platform_admin'), { builtin: true, permissions: ['*'], description: 'Every permission of every module' });
-  t.like(body.roles.find((role: any) => role.name === 'ops_viewer'), { builtin: true, permissions: ['ops.*.read'] });
+  t.like(
+    body.roles.find((role: any) => role.name === 'platform_admin'),
+    { builtin: true, permissions: ['*'], description: 'Every permission of every module' },
+  );
+  t.like(
+    body.roles.find((role: any) => role.name === 'ops_viewer'),
+    { builtin: true, permissions: ['ops.*.read'] },
+  );
   await assertProblem(t, await putRole('anything', { permissions: [], reason: 'r' }, app.headers.viewer), 403, 'forbidden');
 });
 
@@ -38,12 +44,19 @@ test.serial('a custom role is created, changed and audited; an account holding i
   const changed = await putRole('auditors', { permissions: ['ops.system.read', 'ops.audit.read'], reason: 'they watch health too', version: 1 });
   t.is(changed.status, 200);
   t.like(await changed.json(), { permissions: ['ops.audit.read', 'ops.system.read'], version: 2 });
-  await waitFor(async () => ((await fetch(`${app.instance.url}/ops/system`, { headers: bearer(member.token) })).status === 200 ? true : undefined), 2_000, 'the grant');
+  await waitFor(
+    async () => ((await fetch(`${app.instance.url}/ops/system`, { headers: bearer(member.token) })).status === 200 ? true : undefined),
+    2_000,
+    'the grant',
+  );
 
   const same = await putRole('auditors', { permissions: ['ops.audit.read', 'ops.system.read'], reason: 'again' });
   t.like(await same.json(), { version: 2 });
   const events = await roleEvents('auditors');
-  t.deepEqual(events.map((event) => event.action), ['auth.role.created', 'auth.role.changed']);
+  t.deepEqual(
+    events.map((event) => event.action),
+    ['auth.role.created', 'auth.role.changed'],
+  );
   t.deepEqual(events[1].metadata, {
     old_permissions: ['ops.audit.read'],
     new_permissions: ['ops.audit.read', 'ops.system.read'],
@@ -78,17 +91,26 @@ test('roles create and roles grant by command are audited as system:cli', async 
   const { rows } = await app.db.pool.query(
     `select action, resource_type, resource_id, actor_label, metadata from audit_events where action in ('auth.role.created', 'auth.role.granted') and actor_kind = 'system' order by id`,
   );
-  t.deepEqual(rows.map((row) => [row.action, row.resource_type, row.resource_id, row.actor_label]), [
-    ['auth.role.created', 'role', 'oncall', 'system:cli'],
-    ['auth.role.granted', 'account', member.id, 'system:cli'],
-  ]);
+  t.deepEqual(
+    rows.map((row) => [row.action, row.resource_type, row.resource_id, row.actor_label]),
+    [
+      ['auth.role.created', 'role', 'oncall', 'system:cli'],
+      ['auth.role.granted', 'account', member.id, 'system:cli'],
+    ],
+  );
   t.like(rows[0].metadata, { new_permissions: ['ops.jobs.run'], reason: 'pager rota' });
   t.like(rows[1].metadata, { role: 'oncall' });
 });
 
-const roleOf = async (accountId: string) => (await app.db.pool.query(`select r.name, r.permissions, r.version from account_roles ar join roles r on r.name = ar.role_name where ar.account_id = $1`, [accountId])).rows[0];
+const roleOf = async (accountId: string) =>
+  (
+    await app.db.pool.query(`select r.name, r.permissions, r.version from account_roles ar join roles r on r.name = ar.role_name where ar.account_id = $1`, [
+      accountId,
+    ])
+  ).rows[0];
 const deniedEvents = async (action: string, resourceId: string) =>
-  (await app.db.pool.query(`select actor_id, outcome, metadata from audit_events where action = $1 and resource_id = $2 order by id`, [action, resourceId])).rows;
+  (await app.db.pool.query(`select actor_id, outcome, metadata from audit_events where action = $1 and resource_id = $2 order by id`, [action, resourceId]))
+    .rows;
 
 test('a role holding only ops.roles.read and ops.roles.write cannot widen itself or another role: 403 permission_not_held, audited, nothing changed', async (t) => {
   const escalator = await accountWithToken(app.db.pool, { permissions: ['ops.roles.read', 'ops.roles.write'] });
@@ -97,7 +119,10 @@ test('a role holding only ops.roles.read and ops.roles.write cannot widen itself
   const everything = PERMISSIONS.filter((permission) => !['ops.roles.read', 'ops.roles.write'].includes(permission)).sort();
 
   const refused = await assertProblem(t, await putRole(own.name, { permissions: [...PERMISSIONS], reason: 'more power' }, headers), 403, 'permission_not_held');
-  t.deepEqual((refused.errors as Array<{ location: string }>).map((issue) => issue.location), everything.map(() => 'body.permissions'));
+  t.deepEqual(
+    (refused.errors as Array<{ location: string }>).map((issue) => issue.location),
+    everything.map(() => 'body.permissions'),
+  );
   t.deepEqual(await roleOf(escalator.id), own);
   const events = await deniedEvents('auth.role.change_denied', own.name);
   t.is(events.length, 1);
@@ -119,7 +144,12 @@ test('a caller may add and remove only permissions it holds; the others stay as 
   const writer = await accountWithToken(app.db.pool, { permissions: ['ops.roles.write', 'ops.settings.write'] });
   const headers = bearer(writer.token);
   t.is((await putRole('settings_team', { permissions: ['ops.settings.write'], reason: 'they tune limits' }, headers)).status, 201);
-  await assertProblem(t, await putRole('settings_team', { permissions: ['ops.settings.write', 'ops.audit.read'], reason: 'r' }, headers), 403, 'permission_not_held');
+  await assertProblem(
+    t,
+    await putRole('settings_team', { permissions: ['ops.settings.write', 'ops.audit.read'], reason: 'r' }, headers),
+    403,
+    'permission_not_held',
+  );
 
   t.is((await putRole('audit_team', { permissions: ['ops.audit.read', 'ops.settings.write'], reason: 'made by an admin' })).status, 201);
   const narrowed = await putRole('audit_team', { permissions: ['ops.audit.read'], reason: 'no settings for them' }, headers);
@@ -143,15 +173,32 @@ test('granting a role is bounded by what the granter holds, to itself and to oth
       await t.throwsAsync(grant(target.email, role), { code: 'permission_not_held' } as never);
     }
     const denied = await deniedEvents('auth.role.grant_denied', target.id);
-    t.deepEqual(denied.map((event) => [event.actor_id, event.outcome, event.metadata.role]), [
-      [granter.id, 'denied', 'platform_admin'],
-      [granter.id, 'denied', 'ops_viewer'],
-    ]);
+    t.deepEqual(
+      denied.map((event) => [event.actor_id, event.outcome, event.metadata.role]),
+      [
+        [granter.id, 'denied', 'platform_admin'],
+        [granter.id, 'denied', 'ops_viewer'],
+      ],
+    );
   }
-  t.is((await app.db.pool.query(`select 1 from account_roles where account_id = any($1) and role_name in ('platform_admin', 'ops_viewer')`, [[granter.id, other.id]])).rowCount, 0);
+  t.is(
+    (
+      await app.db.pool.query(`select 1 from account_roles where account_id = any($1) and role_name in ('platform_admin', 'ops_viewer')`, [
+        [granter.id, other.id],
+      ])
+    ).rowCount,
+    0,
+  );
 
   await createRole(app.db.pool, 'settings_writers', ['ops.settings.write']);
   await grant(other.email, 'settings_writers');
   t.like(await roleOf(other.id), { name: 'settings_writers' });
-  await waitFor(async () => ((await sendJson('PUT', app.url('/ops/settings/maintenance.message'), { value: 'granted', reason: 'r' }, bearer(other.token))).status === 200 ? true : undefined), 2_000, 'the grant');
+  await waitFor(
+    async () =>
+      (await sendJson('PUT', app.url('/ops/settings/maintenance.message'), { value: 'granted', reason: 'r' }, bearer(other.token))).status === 200
+        ? true
+        : undefined,
+    2_000,
+    'the grant',
+  );
 });

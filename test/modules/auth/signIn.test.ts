@@ -27,12 +27,24 @@ test('a password sign-in returns tokens; /auth/me tells who and how; the event i
     email: account.email,
     roles: ['ops_viewer'],
     // What the console hides or disables by: ops_viewer's `ops.*.read`, spelled out, sorted by name.
-    permissions: ['ops.accounts.read', 'ops.audit.read', 'ops.jobs.read', 'ops.ratelimits.read', 'ops.releases.read', 'ops.roles.read', 'ops.settings.read', 'ops.system.read'],
+    permissions: [
+      'ops.accounts.read',
+      'ops.audit.read',
+      'ops.jobs.read',
+      'ops.ratelimits.read',
+      'ops.releases.read',
+      'ops.roles.read',
+      'ops.settings.read',
+      'ops.system.read',
+    ],
     methods: ['pwd'],
     totp_enabled: false,
   });
   // The refresh token is kept only as a hash.
-  const stored = await app.db.pool.query(`select count(*)::int as n from sessions where account_id = $1 and token_hash = sha256($2::bytea)`, [account.id, Buffer.from(String(tokens.refresh_token))]);
+  const stored = await app.db.pool.query(`select count(*)::int as n from sessions where account_id = $1 and token_hash = sha256($2::bytea)`, [
+    account.id,
+    Buffer.from(String(tokens.refresh_token)),
+  ]);
   t.is(stored.rows[0].n, 1);
   const audit = await app.db.pool.query(`select outcome from audit_events where action = 'auth.sign_in.succeeded' and resource_id = $1`, [account.id]);
   t.deepEqual(audit.rows, [{ outcome: 'success' }]);
@@ -43,7 +55,10 @@ test('an unknown email and a wrong password get the same answer, and both are au
   const account = await accountWithPassword(app.db.pool);
   const wrong = await signIn(app.instance.url, account.email, 'not the password');
   const unknown = await signIn(app.instance.url, 'nobody-here@example.com', 'not the password');
-  const [wrongBody, unknownBody] = await Promise.all([assertProblem(t, wrong, 401, 'invalid_credentials'), assertProblem(t, unknown, 401, 'invalid_credentials')]);
+  const [wrongBody, unknownBody] = await Promise.all([
+    assertProblem(t, wrong, 401, 'invalid_credentials'),
+    assertProblem(t, unknown, 401, 'invalid_credentials'),
+  ]);
   const strip = ({ request_id: _id, ...rest }: Record<string, unknown>) => rest;
   t.deepEqual(strip(wrongBody), strip(unknownBody));
   const audit = await app.db.pool.query(
@@ -92,7 +107,12 @@ test('sign-out revokes the session of the access token, or of a given refresh to
   const stranger = await accountWithPassword(app.db.pool);
   const strangerTokens = (await (await signIn(app.instance.url, stranger.email)).json()) as Record<string, string>;
   // Another account's refresh token is not the caller's to revoke.
-  await assertProblem(t, await sendJson('POST', `${app.instance.url}/auth/sign-out`, { refresh_token: strangerTokens.refresh_token }, bearer(other.access_token!)), 401, 'invalid_refresh_token');
+  await assertProblem(
+    t,
+    await sendJson('POST', `${app.instance.url}/auth/sign-out`, { refresh_token: strangerTokens.refresh_token }, bearer(other.access_token!)),
+    401,
+    'invalid_refresh_token',
+  );
   t.is((await refresh(strangerTokens.refresh_token)).status, 200);
   t.is((await sendJson('POST', `${app.instance.url}/auth/sign-out`, { refresh_token: other.refresh_token }, bearer(other.access_token!))).status, 204);
   await assertProblem(t, await refresh(other.refresh_token), 401, 'invalid_refresh_token');
@@ -103,8 +123,7 @@ test('sign-out revokes the session of the access token, or of a given refresh to
 
 test('malformed bodies get the documented problems, never echoing values', async (t) => {
   const url = app.instance.url;
-  const post = (path: string, body: string, type = 'application/json') =>
-    fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': type }, body });
+  const post = (path: string, body: string, type = 'application/json') => fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': type }, body });
   for (const path of ['/auth/sign-in', '/auth/sign-in/mfa', '/auth/token']) {
     await assertProblem(t, await post(path, '{"email":'), 400, 'invalid_json');
     await assertProblem(t, await post(path, '{}'), 422, 'validation_failed');

@@ -163,15 +163,23 @@ test.serial('a challenge allows 5 second-factor attempts, even concurrent on two
 test.serial('a challenge dies 5 minutes after it was issued, by the database clock', async (t) => {
   const account = await accountWithTotp(app.db.pool, app.instance.url);
   const challenge = await challengeOf(account.email);
-  const lifetime = await app.db.pool.query(`select extract(epoch from expires_at - created_at)::int as seconds from mfa_challenges where account_id = $1`, [account.id]);
+  const lifetime = await app.db.pool.query(`select extract(epoch from expires_at - created_at)::int as seconds from mfa_challenges where account_id = $1`, [
+    account.id,
+  ]);
   t.is(lifetime.rows[0].seconds, 300);
   // Issued 5 minutes and a second ago, as far as the database can tell.
-  await app.db.pool.query(`update mfa_challenges set created_at = created_at - interval '301 seconds', expires_at = expires_at - interval '301 seconds' where account_id = $1`, [account.id]);
+  await app.db.pool.query(
+    `update mfa_challenges set created_at = created_at - interval '301 seconds', expires_at = expires_at - interval '301 seconds' where account_id = $1`,
+    [account.id],
+  );
   await assertProblem(t, await mfaFrom(freshNetwork(), { challenge_token: challenge, code: codeAt(account.secret, 1) }), 401, 'invalid_challenge');
   t.deepEqual(await challengeAttempts(account.id), [0]);
   // One issued 4 minutes ago still works.
   const recent = await challengeOf(account.email);
-  await app.db.pool.query(`update mfa_challenges set created_at = created_at - interval '240 seconds', expires_at = expires_at - interval '240 seconds' where account_id = $1 and attempts = 0 and used_at is null and expires_at > now()`, [account.id]);
+  await app.db.pool.query(
+    `update mfa_challenges set created_at = created_at - interval '240 seconds', expires_at = expires_at - interval '240 seconds' where account_id = $1 and attempts = 0 and used_at is null and expires_at > now()`,
+    [account.id],
+  );
   t.is((await mfaFrom(freshNetwork(), { challenge_token: recent, code: codeAt(account.secret, 1) })).status, 200);
 });
 

@@ -53,7 +53,9 @@ test.serial('a lowered auth.login_attempts applies to the next sign-in on every 
   // The others apply it as soon as the change notification reaches them (probed with other emails).
   for (const instance of app.instances.slice(1)) {
     await waitFor(
-      async () => (await signIn(instance.url, `probe-${Math.random()}@example.com`, 'wrong')).headers.get('ratelimit-policy')?.startsWith('"auth_login";q=3;w=900,') || undefined,
+      async () =>
+        (await signIn(instance.url, `probe-${Math.random()}@example.com`, 'wrong')).headers.get('ratelimit-policy')?.startsWith('"auth_login";q=3;w=900,') ||
+        undefined,
       5_000,
       'the lowered limit on every instance',
     );

@@ -20,7 +20,8 @@ let admin: { id: string; email: string };
 /** The key the previous release generated and stored in clear, kept to mint its tokens. */
 let oldKey: SigningKey;
 
-const mint = (key: SigningKey, ttlSeconds = 600) => issueAccessToken(key, { accountId: admin.id, email: admin.email, methods: ['cli'] }, ttlSeconds).then((issued) => issued.token);
+const mint = (key: SigningKey, ttlSeconds = 600) =>
+  issueAccessToken(key, { accountId: admin.id, email: admin.email, methods: ['cli'] }, ttlSeconds).then((issued) => issued.token);
 const system = (instance: RunningInstance, token: string) => fetch(`${instance.url}/ops/system`, { headers: bearer(token) });
 const jwksKids = async (instance: RunningInstance) =>
   ((await (await fetch(`${instance.url}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }).keys.map((key) => key.kid).sort();
@@ -32,7 +33,11 @@ async function signedInKid(instance: RunningInstance): Promise<string | undefine
   return decodeProtectedHeader(body.access_token).kid;
 }
 const rows = async () =>
-  (await db.pool.query<{ kid: string; private_jwk: unknown; sealed_private_jwk: string | null; retired_at: Date | null }>(`select kid, private_jwk, sealed_private_jwk, retired_at from auth_signing_keys order by created_at`)).rows;
+  (
+    await db.pool.query<{ kid: string; private_jwk: unknown; sealed_private_jwk: string | null; retired_at: Date | null }>(
+      `select kid, private_jwk, sealed_private_jwk, retired_at from auth_signing_keys order by created_at`,
+    )
+  ).rows;
 
 test.serial.before(async () => {
   db = await createTestDatabase();
@@ -82,7 +87,11 @@ test.serial('a key read from the table does not sign without APP_ENCRYPTION_KEY'
 test.serial('a wrong APP_ENCRYPTION_KEY stops an instance and the commands with one line naming the variable', async (t) => {
   const wrong = randomBytes(32).toString('hex');
   await t.throwsAsync(startTestInstance(db.url, { APP_ENCRYPTION_KEY: wrong }), { instanceOf: SigningKeyUnreadable, message: /APP_ENCRYPTION_KEY/ });
-  for (const args of [['serve', '--instances', '1'], ['token', 'issue', '--email', admin.email], ['keys', 'rotate']]) {
+  for (const args of [
+    ['serve', '--instances', '1'],
+    ['token', 'issue', '--email', admin.email],
+    ['keys', 'rotate'],
+  ]) {
     const result = await runCli(args, { DATABASE_URL: db.url, APP_ENCRYPTION_KEY: wrong, PORT: String(await freePort()), APP_METRICS_PORT: '0' });
     t.is(result.code, 2, args.join(' '));
     t.is(result.stderr.trim().split('\n').length, 1);
@@ -122,10 +131,13 @@ test.serial('keys rotate: the new key signs, the old one still verifies, JWKS li
   t.is(await signedInKid(instances[1]!), newKey.kid);
 
   const stored = await rows();
-  t.deepEqual(stored.map((row) => [row.kid, row.retired_at !== null, row.private_jwk, row.sealed_private_jwk !== null]), [
-    [oldKey.kid, true, null, false],
-    [newKey.kid, false, null, true],
-  ]);
+  t.deepEqual(
+    stored.map((row) => [row.kid, row.retired_at !== null, row.private_jwk, row.sealed_private_jwk !== null]),
+    [
+      [oldKey.kid, true, null, false],
+      [newKey.kid, false, null, true],
+    ],
+  );
   const audit = await db.pool.query(`select actor_label, resource_id, metadata from audit_events where action = 'auth.signing_key.rotated'`);
   t.is(audit.rowCount, 1);
   t.is(audit.rows[0].actor_label, 'system:cli');
@@ -136,7 +148,10 @@ test.serial('keys rotate: the new key signs, the old one still verifies, JWKS li
   t.is(listed.code, 0, listed.stderr);
   t.deepEqual(
     (JSON.parse(listed.stdout) as { keys: Array<{ kid: string; state: string }> }).keys.map((key) => [key.kid, key.state]).sort(),
-    [[oldKey.kid, 'verifying'], [newKey.kid, 'signing']].sort(),
+    [
+      [oldKey.kid, 'verifying'],
+      [newKey.kid, 'signing'],
+    ].sort(),
   );
 });
 

@@ -61,9 +61,16 @@ test('TOTP lifecycle: start, confirm with a real code, sign in in two steps, rep
   t.is(off.status, 204);
   t.is((await signIn(app.instance.url, account.email)).status, 200);
   await assertProblem(t, await sendJson('DELETE', `${app.instance.url}/auth/mfa/totp`, { code: '123456' }, bearer(token!)), 409, 'mfa_not_enabled');
-  const audit = await app.db.pool.query(`select action from audit_events where resource_id = $1 and action like 'auth.mfa.%' order by occurred_at`, [account.id]);
-  t.deepEqual(audit.rows.map((row) => row.action), ['auth.mfa.totp.enabled', 'auth.mfa.totp.disabled']);
-  const failures = await app.db.pool.query(`select metadata->>'reason' as reason from audit_events where resource_id = $1 and action = 'auth.sign_in.failed'`, [account.id]);
+  const audit = await app.db.pool.query(`select action from audit_events where resource_id = $1 and action like 'auth.mfa.%' order by occurred_at`, [
+    account.id,
+  ]);
+  t.deepEqual(
+    audit.rows.map((row) => row.action),
+    ['auth.mfa.totp.enabled', 'auth.mfa.totp.disabled'],
+  );
+  const failures = await app.db.pool.query(`select metadata->>'reason' as reason from audit_events where resource_id = $1 and action = 'auth.sign_in.failed'`, [
+    account.id,
+  ]);
   t.deepEqual(failures.rows, [{ reason: 'invalid_code' }, { reason: 'invalid_code' }]);
 });
 
@@ -110,7 +117,12 @@ test('two-factor change attempts are limited per account, and a lowered setting 
   await assertProblem(t, refused, 429, 'too_many_attempts');
   t.true(Number(refused.headers.get('retry-after')) >= 1);
   t.regex(refused.headers.get('ratelimit') ?? '', /^"auth_mfa";r=0;t=\d+$/);
-  await assertProblem(t, await sendJson('DELETE', `${app.instance.url}/auth/mfa/totp`, { recovery_code: account.recoveryCodes[0] }, bearer(account.token)), 429, 'too_many_attempts');
+  await assertProblem(
+    t,
+    await sendJson('DELETE', `${app.instance.url}/auth/mfa/totp`, { recovery_code: account.recoveryCodes[0] }, bearer(account.token)),
+    429,
+    'too_many_attempts',
+  );
   // Another account has its own budget.
   t.is((await post('/auth/mfa/recovery-codes', other.token, { recovery_code: other.recoveryCodes[0] })).status, 200);
   await sendJson('PUT', `${app.instance.url}/ops/settings/auth.mfa_change_attempts`, { value: 10, reason: 'back' }, app.headers.admin);

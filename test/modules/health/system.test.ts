@@ -19,7 +19,10 @@ test('the body matches the seed schema in every field', async (t) => {
   t.true(body.runtime.goroutines > 0);
   t.true(body.runtime.heap_in_use_bytes > 0);
   t.deepEqual(body.jobs, { workers: 3, queues: ['default'] });
-  t.deepEqual(body.checks.map((c: { name: string }) => c.name), ['database', 'event_loop', 'pool', 'ratelimit']);
+  t.deepEqual(
+    body.checks.map((c: { name: string }) => c.name),
+    ['database', 'event_loop', 'pool', 'ratelimit'],
+  );
   t.is(body.instance.id, app.instance.id);
   t.true(typeof body.runtime.event_loop_delay_p99_ms === 'number');
   t.true(typeof body.runtime.rss_bytes === 'number');
@@ -51,7 +54,15 @@ test('/livez answers without dependencies; /readyz?verbose lists the checks', as
   t.is(ready.status, 200);
   const body = (await ready.json()) as { status: string; checks: Array<{ name: string; status: string }> };
   t.is(body.status, 'ok');
-  t.deepEqual(body.checks.map((c) => [c.name, c.status]), [['database', 'ok'], ['event_loop', 'ok'], ['pool', 'ok'], ['ratelimit', 'ok']]);
+  t.deepEqual(
+    body.checks.map((c) => [c.name, c.status]),
+    [
+      ['database', 'ok'],
+      ['event_loop', 'ok'],
+      ['pool', 'ok'],
+      ['ratelimit', 'ok'],
+    ],
+  );
   t.deepEqual(await (await fetch(`${app.instance.url}/readyz`)).json(), { status: 'ok' });
 });
 

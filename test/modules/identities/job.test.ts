@@ -10,7 +10,10 @@ let provider: TestProvider;
 test.before(async () => {
   provider = await startTestProvider('acme');
 });
-const app = useInstances(test, { env: () => ({ APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]), APP_PUBLIC_URL: PUBLIC_URL }), accounts: { admin: { roles: ['platform_admin'] } } });
+const app = useInstances(test, {
+  env: () => ({ APP_OIDC_PROVIDERS: JSON.stringify([provider.entry('acme')]), APP_PUBLIC_URL: PUBLIC_URL }),
+  accounts: { admin: { roles: ['platform_admin'] } },
+});
 test.after.always(() => provider?.stop());
 
 const revokeJob = async () => {
@@ -26,7 +29,11 @@ test.serial('the job auth_revoke_tokens revokes queued tokens; the overview and 
     refreshTokens.push(await storedRefreshToken(app.db.pool, 'acme', `${name}-sub`));
     t.is((await fetch(`${app.instance.url}/auth/account`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) })).status, 204);
   }
-  await app.db.pool.query('insert into auth_token_revocations (provider, subject, token_sealed) values ($1, $2, $3)', ['gone', 'x', box.seal('t', 'identity:gone:x')]);
+  await app.db.pool.query('insert into auth_token_revocations (provider, subject, token_sealed) values ($1, $2, $3)', [
+    'gone',
+    'x',
+    box.seal('t', 'identity:gone:x'),
+  ]);
 
   const before = await revokeJob();
   t.like(before, { schedule: '@every 1m', enabled: true });
@@ -36,10 +43,14 @@ test.serial('the job auth_revoke_tokens revokes queued tokens; the overview and 
   const asked = await fetch(`${app.instance.url}/ops/jobs/definitions/auth_revoke_tokens/run`, { method: 'POST', headers: app.headers.admin });
   // 429 only when the scheduled run of this minute just went: the next one does the same work.
   t.true([202, 429].includes(asked.status));
-  const after = await waitFor(async () => {
-    const job = await revokeJob();
-    return job.backlog.depth === 1 && job.last_run?.state === 'succeeded' ? job : undefined;
-  }, 90_000, 'the queue to be worked through');
+  const after = await waitFor(
+    async () => {
+      const job = await revokeJob();
+      return job.backlog.depth === 1 && job.last_run?.state === 'succeeded' ? job : undefined;
+    },
+    90_000,
+    'the queue to be worked through',
+  );
   t.like(after.backlog, { depth: 1, due: 0, in_progress: 0, oldest_due_at: null, last_24h: { revoked: 3, retrying: 1, abandoned: 0 } });
   for (const refreshToken of refreshTokens) {
     t.is((await provider.refresh(refreshToken)).body.error, 'invalid_grant');
@@ -55,5 +66,8 @@ test.serial('the job auth_revoke_tokens revokes queued tokens; the overview and 
 test.serial('/readyz stays 200 with every provider discovered, and lists the provider check', async (t) => {
   const { status, body } = await getJson(`${app.instance.url}/readyz?verbose`);
   t.is(status, 200);
-  t.like(body.checks.find((check: { name: string }) => check.name === 'oidc:acme'), { status: 'ok' });
+  t.like(
+    body.checks.find((check: { name: string }) => check.name === 'oidc:acme'),
+    { status: 'ok' },
+  );
 });

@@ -17,7 +17,10 @@ test('no providers by default', (t) => {
 });
 
 test('a provider list is read with defaults for scopes and client authentication', (t) => {
-  const [provider] = load([entry(), entry({ name: 'other', scopes: ['openid', 'email', 'offline_access'], token_endpoint_auth_method: 'client_secret_post' })]).oidcProviders;
+  const [provider] = load([
+    entry(),
+    entry({ name: 'other', scopes: ['openid', 'email', 'offline_access'], token_endpoint_auth_method: 'client_secret_post' }),
+  ]).oidcProviders;
   t.deepEqual(provider, {
     name: 'acme',
     issuer: 'https://id.example.com',

@@ -22,7 +22,11 @@ test.after.always(() => {
 });
 
 /** fetch rejects with a DOMException, which ava's throwsAsync does not take for an error. */
-const failure = (call: Promise<Response>) => call.then(() => undefined, (error: unknown) => error as Error);
+const failure = (call: Promise<Response>) =>
+  call.then(
+    () => undefined,
+    (error: unknown) => error as Error,
+  );
 
 const request = { method: 'POST', headers: {}, body: 'grant_type=authorization_code', redirect: 'manual' as const };
 

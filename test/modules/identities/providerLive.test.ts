@@ -26,10 +26,14 @@ const readiness = async () => {
 const acmeCheck = async () => (await readiness()).body.checks.find((check) => check.name === 'oidc:acme')!;
 // The check asks the provider again at most every 10 s, and /readyz reuses its answer for 1 s.
 const untilAcme = (status: Check['status']) =>
-  waitFor(async () => {
-    const check = await acmeCheck();
-    return check.status === status ? check : undefined;
-  }, 30_000, `oidc:acme to be ${status}`);
+  waitFor(
+    async () => {
+      const check = await acmeCheck();
+      return check.status === status ? check : undefined;
+    },
+    30_000,
+    `oidc:acme to be ${status}`,
+  );
 
 test.serial('the provider check follows the provider: stopped, it is reported within seconds, /readyz stays 200; restarted, it is ok again', async (t) => {
   const up = await untilAcme('ok');
@@ -42,10 +46,16 @@ test.serial('the provider check follows the provider: stopped, it is reported wi
   const ready = await readiness();
   t.is(ready.status, 200);
   t.is(ready.body.status, 'ok');
-  t.like(ready.body.checks.find((check) => check.name === 'database'), { status: 'ok' });
+  t.like(
+    ready.body.checks.find((check) => check.name === 'database'),
+    { status: 'ok' },
+  );
   const { token } = await accountWithToken(app.db.pool, { roles: ['ops_viewer'] });
   const system = await getJson(`${app.instance.url}/ops/system`, bearer(token));
-  t.like(system.body.checks.find((check: Check) => check.name === 'oidc:acme'), { status: 'error', last_ok_at: down.last_ok_at });
+  t.like(
+    system.body.checks.find((check: Check) => check.name === 'oidc:acme'),
+    { status: 'error', last_ok_at: down.last_ok_at },
+  );
 
   await provider.start();
   const again = await untilAcme('ok');

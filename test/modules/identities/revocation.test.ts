@@ -212,7 +212,10 @@ test.serial('account deletion while a sign-in of the same account holds its iden
     await signIn.query('update identities set refresh_token_sealed = $2 where subject = $1', ['quinn-sub', box.seal('newest', 'identity:acme:quinn-sub')]);
     const deletion = fetch(`${app.instance.url}/auth/account`, { method: 'DELETE', headers: bearer(signedIn.body.access_token) });
     await waitFor(
-      async () => ((await app.db.pool.query("select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%from identities%for update%'")).rowCount ? true : undefined),
+      async () =>
+        (await app.db.pool.query("select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%from identities%for update%'")).rowCount
+          ? true
+          : undefined,
       30_000,
       'the deletion to wait for the identity',
     );
@@ -251,7 +254,9 @@ test.serial('a provider that keeps failing: backoff doubles, and after 10 failur
   }
   t.deepEqual(waits, [1, 2, 4, 8, 16, 32, 64, 128, 256]);
   t.deepEqual(await queue(), []);
-  const { rows } = await app.db.pool.query("select actor_kind, actor_id, outcome, metadata from audit_events where action = 'auth.identity.revocation_abandoned'");
+  const { rows } = await app.db.pool.query(
+    "select actor_kind, actor_id, outcome, metadata from audit_events where action = 'auth.identity.revocation_abandoned'",
+  );
   t.is(rows.length, 1);
   t.like(rows[0], { actor_kind: 'system', actor_id: 'auth_revoke_tokens', outcome: 'failure' });
   t.like(rows[0]!.metadata, { provider: 'acme', attempts: 10 });
@@ -278,7 +283,11 @@ test.serial('rows another run holds are skipped until its lease passes, then rev
 
 test.serial('a row whose provider is no longer configured waits with backoff, without a request', async (t) => {
   await clearQueue();
-  await app.db.pool.query('insert into auth_token_revocations (provider, subject, token_sealed) values ($1, $2, $3)', ['gone', 'x', box.seal('t', 'identity:gone:x')]);
+  await app.db.pool.query('insert into auth_token_revocations (provider, subject, token_sealed) values ($1, $2, $3)', [
+    'gone',
+    'x',
+    box.seal('t', 'identity:gone:x'),
+  ]);
   const before = provider.revocations.length;
   t.deepEqual(await identities.module.revokeQueuedTokens(), { revoked: 0, retrying: 1, abandoned: 0 });
   t.like((await queue())[0], { attempts: 1, last_error: 'provider_not_configured' });

@@ -37,7 +37,12 @@ const provider = (url: string, extra: Record<string, unknown> = {}) => ({
   insecureLoopback: true,
   ...extra,
 });
-const token = (id: string, plaintext: string, subject = 'sub') => ({ id, provider: 'acme', subject, tokenSealed: box.seal(plaintext, `identity:acme:${subject}`) });
+const token = (id: string, plaintext: string, subject = 'sub') => ({
+  id,
+  provider: 'acme',
+  subject,
+  tokenSealed: box.seal(plaintext, `identity:acme:${subject}`),
+});
 const run = (providers: ReturnType<typeof provider>[], tokens: ReturnType<typeof token>[], timeoutMs = 2_000) =>
   revokeTokens({ keys: TEST_ENCRYPTION_KEY, providers, tokens, concurrency: 4, timeoutMs });
 
@@ -111,7 +116,10 @@ test.serial('no more requests are in flight than the concurrency allows', async 
       res.writeHead(200).end();
     }, 20);
   });
-  const results = await run([provider(server.url)], Array.from({ length: 20 }, (_v, i) => token(String(i), `t${i}`)));
+  const results = await run(
+    [provider(server.url)],
+    Array.from({ length: 20 }, (_v, i) => token(String(i), `t${i}`)),
+  );
   t.true(results.every((result) => result.revoked));
   t.is(most, 4);
   await server.close();

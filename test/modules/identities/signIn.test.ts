@@ -43,7 +43,9 @@ test.serial('a first sign-in through the provider creates an account; a second o
   });
   t.is(refreshed.status, 200);
   t.deepEqual(decodeJwt(((await refreshed.json()) as { access_token: string }).access_token).amr, ['oidc:acme']);
-  const audited = await app.db.pool.query(`select count(*)::int as n from audit_events where action = 'auth.sign_in.succeeded' and actor_id = $1`, [claims.sub]);
+  const audited = await app.db.pool.query(`select count(*)::int as n from audit_events where action = 'auth.sign_in.succeeded' and actor_id = $1`, [
+    claims.sub,
+  ]);
   t.is(audited.rows[0].n, 1);
 
   const second = await signInThroughProvider(app.instance.url, 'acme', 'alice-sub');
@@ -68,7 +70,9 @@ test.serial("the provider's refresh token is stored sealed, bound to provider an
 
 test.serial('with a bearer token, start links the provider to that account instead of signing in', async (t) => {
   const owner = await createAccount(app.db.pool, 'carol@example.com', 'a long enough password');
-  const ownerToken = (await issueAccessToken(await loadSigningKey(app.db.pool, undefined, testBox), { accountId: owner.id, email: owner.email, methods: ['pwd'] }, 300)).token;
+  const ownerToken = (
+    await issueAccessToken(await loadSigningKey(app.db.pool, undefined, testBox), { accountId: owner.id, email: owner.email, methods: ['pwd'] }, 300)
+  ).token;
   // The provider knows carol under another address: linking never matches by email.
   provider.addPerson('carol-sub', 'carol.elsewhere@example.com');
   const linked = await signInThroughProvider(app.instance.url, 'acme', 'carol-sub', bearer(ownerToken));

@@ -30,7 +30,12 @@ export function flowCookieOf(start: Response): string {
 }
 
 /** start → the provider's login and consent as `subject` → callback with the start's cookie, as a browser would. */
-export async function signInThroughProvider(instanceUrl: string, provider: string, subject: string, headers: Record<string, string> = {}): Promise<ProviderRoundTrip> {
+export async function signInThroughProvider(
+  instanceUrl: string,
+  provider: string,
+  subject: string,
+  headers: Record<string, string> = {},
+): Promise<ProviderRoundTrip> {
   const start = await fetch(`${instanceUrl}/auth/providers/${provider}/start`, { redirect: 'manual', headers });
   if (start.status !== 302) {
     return { start, callback: start, body: await start.clone().json() };
@@ -42,7 +47,10 @@ export async function signInThroughProvider(instanceUrl: string, provider: strin
 
 /** The refresh token the service keeps for an identity, opened with the test key. */
 export async function storedRefreshToken(pool: InstrumentedPool, provider: string, subject: string): Promise<string> {
-  const { rows } = await pool.query<{ refresh_token_sealed: string }>('select refresh_token_sealed from identities where provider = $1 and subject = $2', [provider, subject]);
+  const { rows } = await pool.query<{ refresh_token_sealed: string }>('select refresh_token_sealed from identities where provider = $1 and subject = $2', [
+    provider,
+    subject,
+  ]);
   return box.open(rows[0]!.refresh_token_sealed, `identity:${provider}:${subject}`);
 }
 
@@ -59,7 +67,8 @@ export async function identitiesOn(pool: InstrumentedPool, providers: TestProvid
   const registry = new client.Registry();
   const tasks = createTaskPool({ threads: 1, closeTimeoutMs: 5_000, registry, logger });
   const signingKey = await loadSigningKey(pool, undefined, box);
-  const recordAudit = async (tx: Parameters<typeof recordAuditEvent>[0], event: Parameters<typeof recordAuditEvent>[1]) => void (await recordAuditEvent(tx, event));
+  const recordAudit = async (tx: Parameters<typeof recordAuditEvent>[0], event: Parameters<typeof recordAuditEvent>[1]) =>
+    void (await recordAuditEvent(tx, event));
   const started = await createIdentities({
     pool,
     logger,

@@ -10,7 +10,14 @@ import { type TestDatabase, createTestDatabase } from '../../support/database.ts
 let db: TestDatabase;
 
 const jobs = createJobRegistry(
-  ['audited', 'refused'].map((name) => ({ name, description: 'test', schedule: '@every 1h', timeoutSeconds: 10, maxAttempts: 1, handler: async () => undefined })),
+  ['audited', 'refused'].map((name) => ({
+    name,
+    description: 'test',
+    schedule: '@every 1h',
+    timeoutSeconds: 10,
+    maxAttempts: 1,
+    handler: async () => undefined,
+  })),
 );
 
 const request: ChangedBy = {
@@ -31,7 +38,7 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-test('the audit port gets the change with actor, reason, client and request, inside the change\'s transaction', async (t) => {
+test("the audit port gets the change with actor, reason, client and request, inside the change's transaction", async (t) => {
   const record: RecordAudit = async (tx, event) => {
     await tx.query('insert into test_audit (job, event) values ($1, $2)', [event.resource?.id, JSON.stringify(event)]);
   };
@@ -77,5 +84,8 @@ test('history and finished runs past a cutoff are purged in batches; queued and 
   t.is(await purgeDefinitionHistory(db.pool, cutoff, 3), 0);
   t.is(await purgeFinishedRuns(db.pool, cutoff, 10), 4);
   const left = await db.pool.query(`select state from job_runs where job = 'old' order by state`);
-  t.deepEqual(left.rows.map((row) => row.state), ['queued', 'queued', 'running']);
+  t.deepEqual(
+    left.rows.map((row) => row.state),
+    ['queued', 'queued', 'running'],
+  );
 });

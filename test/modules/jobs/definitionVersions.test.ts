@@ -9,16 +9,24 @@ const app = useInstances(test, {
 });
 
 const put = (job: string, body: unknown, token = app.accounts.admin.token) =>
-  fetch(app.url(`/ops/jobs/definitions/${job}`), { method: 'PUT', headers: { ...bearer(token), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(app.url(`/ops/jobs/definitions/${job}`), {
+    method: 'PUT',
+    headers: { ...bearer(token), 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 const get = (path: string, token = app.accounts.viewer.token) => fetch(app.url(path), { headers: bearer(token) });
-const historyCount = async (job: string) => Number((await app.db.pool.query('select count(*) from job_definition_history where job = $1', [job])).rows[0].count);
+const historyCount = async (job: string) =>
+  Number((await app.db.pool.query('select count(*) from job_definition_history where job = $1', [job])).rows[0].count);
 
 test.serial('one definition reads like its entry in the list, with its version and floor; reading needs ops.jobs.read', async (t) => {
   const response = await get('/ops/jobs/definitions/retention');
   t.is(response.status, 200);
   const one = (await response.json()) as any;
   const list = (await (await get('/ops/jobs/definitions')).json()) as { definitions: any[] };
-  t.deepEqual(one, list.definitions.find((definition) => definition.name === 'retention'));
+  t.deepEqual(
+    one,
+    list.definitions.find((definition) => definition.name === 'retention'),
+  );
   t.like(one, { version: 0, min_interval_seconds: 300, schedule: '15 4 * * *' });
   await assertProblem(t, await get('/ops/jobs/definitions/no_such_job'), 404, 'job_not_found');
   await assertProblem(t, await get('/ops/jobs/definitions/no_such_job/history'), 404, 'job_not_found');
@@ -33,7 +41,12 @@ test.serial('a change with a stale version is 409 and changes nothing; with the 
   const first = await put('test_hold', { enabled: false, reason: 'first operator', version: 0 });
   t.is(first.status, 200);
   t.like(await first.json(), { enabled: false, version: 1 });
-  const stale = await assertProblem(t, await put('test_hold', { schedule: '@every 2h', reason: 'second operator read version 0', version: 0 }), 409, 'job_definition_version_conflict');
+  const stale = await assertProblem(
+    t,
+    await put('test_hold', { schedule: '@every 2h', reason: 'second operator read version 0', version: 0 }),
+    409,
+    'job_definition_version_conflict',
+  );
   t.regex(String(stale.detail), /version 1/);
   t.like(await (await get('/ops/jobs/definitions/test_hold')).json(), { enabled: false, schedule: '0 0 1 1 *', version: 1 });
   t.is(await historyCount('test_hold'), 1);
@@ -62,7 +75,10 @@ test.serial('the history lists changes newest first, in pages, with before and a
     t.is((await put('test_timeout', { schedule, reason: `change ${index + 1}` })).status, 200);
   }
   const first = (await (await get('/ops/jobs/definitions/test_timeout/history?limit=2')).json()) as any;
-  t.deepEqual(first.changes.map((change: any) => change.version), [3, 2]);
+  t.deepEqual(
+    first.changes.map((change: any) => change.version),
+    [3, 2],
+  );
   t.like(first.changes[0], {
     job: 'test_timeout',
     reason: 'change 3',
@@ -73,7 +89,10 @@ test.serial('the history lists changes newest first, in pages, with before and a
   t.truthy(first.changes[0].request_id);
   t.false(Number.isNaN(Date.parse(first.changes[0].changed_at)));
   const second = (await (await get(`/ops/jobs/definitions/test_timeout/history?limit=2&before=${first.next_cursor}`)).json()) as any;
-  t.deepEqual(second.changes.map((change: any) => change.version), [1]);
+  t.deepEqual(
+    second.changes.map((change: any) => change.version),
+    [1],
+  );
   t.is(second.next_cursor, undefined);
   for (const query of ['limit=0', 'limit=101', 'before=abc', 'unknown=1']) {
     await assertProblem(t, await get(`/ops/jobs/definitions/test_timeout/history?${query}`), 422, 'validation_failed');

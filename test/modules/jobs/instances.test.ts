@@ -21,7 +21,11 @@ interface TickRow {
 }
 
 const ticks = async (since: Date) =>
-  (await app.db.pool.query<TickRow>(`select slot, state, instance_id, created_at from job_runs where job = 'test_tick' and created_at > $1 order by slot`, [since])).rows;
+  (
+    await app.db.pool.query<TickRow>(`select slot, state, instance_id, created_at from job_runs where job = 'test_tick' and created_at > $1 order by slot`, [
+      since,
+    ])
+  ).rows;
 
 const databaseNow = async () => (await app.db.pool.query<{ now: Date }>('select now()')).rows[0]!.now;
 
@@ -48,19 +52,30 @@ test.serial('disabled through one instance, no instance creates another slot; re
   await sleep(2_500);
   t.deepEqual(await ticks(after), []);
   const listed = (await (await fetch(`${app.instances[2]!.url}/ops/jobs/definitions`, { headers: app.headers.admin })).json()) as any;
-  t.like(listed.definitions.find((d: { name: string }) => d.name === 'test_tick'), { enabled: false, next_run_at: null });
-  await waitFor(async () => {
-    const { rows } = await app.db.pool.query(`select 1 from job_runs where job = 'test_tick' and state in ('queued', 'running')`);
-    return rows.length === 0 ? true : undefined;
-  }, 5_000, 'the last run to finish');
+  t.like(
+    listed.definitions.find((d: { name: string }) => d.name === 'test_tick'),
+    { enabled: false, next_run_at: null },
+  );
+  await waitFor(
+    async () => {
+      const { rows } = await app.db.pool.query(`select 1 from job_runs where job = 'test_tick' and state in ('queued', 'running')`);
+      return rows.length === 0 ? true : undefined;
+    },
+    5_000,
+    'the last run to finish',
+  );
 
   const enabled = await change(app.instances[1]!, { enabled: true, reason: 'back on' });
   t.is(enabled.status, 200);
   const resumed = await databaseNow();
-  const rows = await waitFor(async () => {
-    const found = await ticks(resumed);
-    return found.length >= 2 ? found : undefined;
-  }, 5_000, 'slots after re-enabling');
+  const rows = await waitFor(
+    async () => {
+      const found = await ticks(resumed);
+      return found.length >= 2 ? found : undefined;
+    },
+    5_000,
+    'slots after re-enabling',
+  );
   t.true(rows.every((row) => row.slot.getTime() >= resumed.getTime() - 1_000));
 });
 

@@ -39,7 +39,10 @@ test.serial('runs are listed in numeric id order across ids of different digit c
   const all = await get('/ops/jobs/runs?job=digit_order&limit=10');
   t.is(all.status, 200);
   const descending = [...ids].sort((a, b) => Number(BigInt(b) - BigInt(a)));
-  t.deepEqual(all.body.runs.map((run: { id: string }) => run.id), descending);
+  t.deepEqual(
+    all.body.runs.map((run: { id: string }) => run.id),
+    descending,
+  );
 
   const seen: string[] = [];
   let cursor: string | undefined;

@@ -20,9 +20,15 @@ const call = (method: string, path: string, options: { token?: string; body?: un
   });
 
 const definitionRow = async (name: string) =>
-  (await app.db.pool.query<{ enabled: boolean | null; schedule: string | null; version: number }>('select enabled, schedule, version from job_definitions where name = $1', [name])).rows[0];
+  (
+    await app.db.pool.query<{ enabled: boolean | null; schedule: string | null; version: number }>(
+      'select enabled, schedule, version from job_definitions where name = $1',
+      [name],
+    )
+  ).rows[0];
 const runCount = async (name: string) => Number((await app.db.pool.query('select count(*) from job_runs where job = $1', [name])).rows[0].count);
-const historyCount = async (name: string) => Number((await app.db.pool.query('select count(*) from job_definition_history where job = $1', [name])).rows[0].count);
+const historyCount = async (name: string) =>
+  Number((await app.db.pool.query('select count(*) from job_definition_history where job = $1', [name])).rows[0].count);
 
 test('every jobs operation checks the bearer and its permission before anything else', async (t) => {
   const routes: Array<[string, string, string]> = [
@@ -38,7 +44,12 @@ test('every jobs operation checks the bearer and its permission before anything 
     await assertProblem(t, await call(method, path, { body: method === 'PUT' ? { enabled: false } : undefined }), 401, 'unauthenticated');
     await assertProblem(t, await call(method, path, { token: other, body: method === 'PUT' ? { enabled: false, reason: 'x' } : undefined }), 403, 'forbidden');
   }
-  await assertProblem(t, await call('PUT', '/ops/jobs/definitions/test_hold', { token: app.accounts.viewer.token, body: { enabled: false, reason: 'x' } }), 403, 'forbidden');
+  await assertProblem(
+    t,
+    await call('PUT', '/ops/jobs/definitions/test_hold', { token: app.accounts.viewer.token, body: { enabled: false, reason: 'x' } }),
+    403,
+    'forbidden',
+  );
   await assertProblem(t, await call('POST', '/ops/jobs/definitions/test_hold/run', { token: app.accounts.viewer.token }), 403, 'forbidden');
   t.deepEqual(await definitionRow('test_hold'), before.definition);
   t.is(await runCount('test_hold'), before.runs);
@@ -49,7 +60,10 @@ test('definitions list every job in code with the configuration in force and the
   t.is(response.status, 200);
   const { definitions } = (await response.json()) as { definitions: any[] };
   // Product jobs (auth_revoke_tokens…) are listed too; these are the test ones.
-  t.deepEqual(definitions.map((d) => d.name).filter((name) => name.startsWith('test_')), ['test_tick', 'test_hold', 'test_fail', 'test_timeout']);
+  t.deepEqual(
+    definitions.map((d) => d.name).filter((name) => name.startsWith('test_')),
+    ['test_tick', 'test_hold', 'test_fail', 'test_timeout'],
+  );
   const tick = definitions.find((d) => d.name === 'test_tick');
   t.like(tick, { queue: 'default', timeout_seconds: 10, max_attempts: 1, enabled: true, schedule: '@every 1s', modified: false, invalid_override: false });
   t.deepEqual(tick.defaults, { enabled: true, schedule: '@every 1s' });
@@ -80,8 +94,18 @@ test('malformed changes are refused with their code and change nothing', async (
       t.false(JSON.stringify(body).includes('typo'));
     }
   }
-  await assertProblem(t, await call('PUT', '/ops/jobs/definitions/no_such_job', { token: app.accounts.admin.token, body: { enabled: false, reason: 'x' } }), 404, 'job_not_found');
-  await assertProblem(t, await call('PUT', '/ops/jobs/definitions/Not-A-Name', { token: app.accounts.admin.token, body: { enabled: false, reason: 'x' } }), 422, 'validation_failed');
+  await assertProblem(
+    t,
+    await call('PUT', '/ops/jobs/definitions/no_such_job', { token: app.accounts.admin.token, body: { enabled: false, reason: 'x' } }),
+    404,
+    'job_not_found',
+  );
+  await assertProblem(
+    t,
+    await call('PUT', '/ops/jobs/definitions/Not-A-Name', { token: app.accounts.admin.token, body: { enabled: false, reason: 'x' } }),
+    422,
+    'validation_failed',
+  );
   t.deepEqual(await definitionRow('test_fail'), before.definition);
   t.is(await historyCount('test_fail'), before.history);
   t.is((await app.db.pool.query(`select 1 from job_definitions where name = 'no_such_job'`)).rowCount, 0);
@@ -99,10 +123,16 @@ test('a change is recorded with its reason and actor; a change to nothing new re
   t.like(await reset.json(), { schedule: '0 0 1 1 *', modified: false, version: 2 });
   const history = await app.db.pool.query(
     'select version, old_config, new_config, reason, actor_id, request_id, client_address from job_definition_history where job = $1 order by id',
-    [ 'test_timeout' ],
+    ['test_timeout'],
   );
   t.is(history.rowCount, 2);
-  t.like(history.rows[0], { version: 1, reason: 'less often', actor_id: app.accounts.admin.id, old_config: { enabled: true, schedule: '0 0 1 1 *' }, new_config: { enabled: true, schedule: '@every 6h' } });
+  t.like(history.rows[0], {
+    version: 1,
+    reason: 'less often',
+    actor_id: app.accounts.admin.id,
+    old_config: { enabled: true, schedule: '0 0 1 1 *' },
+    new_config: { enabled: true, schedule: '@every 6h' },
+  });
   t.truthy(history.rows[0].request_id);
   t.truthy(history.rows[0].client_address);
   t.like(await definitionRow('test_timeout'), { enabled: null, schedule: null });
@@ -120,10 +150,14 @@ test.serial('run now: 202 with the queued run, 429 while it is queued or running
   const run = (await accepted.json()) as any;
   t.like(run, { job: 'test_hold', trigger: 'manual', slot: null, state: 'queued', attempts: 0, max_attempts: 3, requested_by: app.accounts.admin.id });
   await assertProblem(t, await call('POST', path, { token: app.accounts.admin.token }), 429, 'job_run_limited');
-  await waitFor(async () => {
-    const { rows } = await app.db.pool.query('select state from job_runs where id = $1', [run.id]);
-    return rows[0].state === 'succeeded' ? true : undefined;
-  }, 15_000, 'the run to finish');
+  await waitFor(
+    async () => {
+      const { rows } = await app.db.pool.query('select state from job_runs where id = $1', [run.id]);
+      return rows[0].state === 'succeeded' ? true : undefined;
+    },
+    15_000,
+    'the run to finish',
+  );
   const limited = await call('POST', path, { token: app.accounts.admin.token });
   await assertProblem(t, limited, 429, 'job_run_limited');
   const retryAfter = Number(limited.headers.get('retry-after'));
@@ -140,23 +174,40 @@ test.serial('a failing job retries, then fails; the overview shows its last run 
   const accepted = await call('POST', '/ops/jobs/definitions/test_fail/run', { token: app.accounts.admin.token });
   t.is(accepted.status, 202);
   const { id } = (await accepted.json()) as { id: string };
-  await waitFor(async () => {
-    const { rows } = await app.db.pool.query('select state from job_runs where id = $1', [id]);
-    return rows[0].state === 'failed' ? true : undefined;
-  }, 15_000, 'the run to fail');
+  await waitFor(
+    async () => {
+      const { rows } = await app.db.pool.query('select state from job_runs where id = $1', [id]);
+      return rows[0].state === 'failed' ? true : undefined;
+    },
+    15_000,
+    'the run to fail',
+  );
   const response = await call('GET', '/ops/jobs/overview', { token: app.accounts.viewer.token });
   t.is(response.status, 200);
   const overview = (await response.json()) as any;
   const fail = overview.jobs.find((job: any) => job.name === 'test_fail');
-  t.like(fail.last_run, { id, state: 'failed', attempts: 2, trigger: 'manual', instance_id: app.instance.id, error: 'test_job_failed: the test job fails on purpose' });
+  t.like(fail.last_run, {
+    id,
+    state: 'failed',
+    attempts: 2,
+    trigger: 'manual',
+    instance_id: app.instance.id,
+    error: 'test_job_failed: the test job fails on purpose',
+  });
   t.true(fail.last_run.duration_ms >= 0);
   t.like(fail.last_24h, { failed: 1, succeeded: 0 });
-  t.deepEqual(overview.failing.map((job: any) => job.name), ['test_fail']);
+  t.deepEqual(
+    overview.failing.map((job: any) => job.name),
+    ['test_fail'],
+  );
   const tick = overview.jobs.find((job: any) => job.name === 'test_tick');
   t.true(tick.last_24h.succeeded > 0);
   t.is(tick.enabled, true);
   t.truthy(tick.next_run_at);
-  t.like(overview.jobs.find((job: any) => job.name === 'test_hold'), { enabled: true, schedule: '0 0 1 1 *' });
+  t.like(
+    overview.jobs.find((job: any) => job.name === 'test_hold'),
+    { enabled: true, schedule: '0 0 1 1 *' },
+  );
   const queue = overview.queues.find((q: any) => q.name === 'default');
   t.deepEqual(queue.instances, [app.instance.id]);
   t.is(queue.workers, 2);
@@ -169,7 +220,10 @@ test.serial('the overview and the run list give up after 5 s with 503 jobs_query
   try {
     await blocker.query('begin');
     await blocker.query('lock table job_runs in access exclusive mode');
-    const [overview, runs] = await Promise.all([call('GET', '/ops/jobs/overview', { token: app.accounts.viewer.token }), call('GET', '/ops/jobs/runs', { token: app.accounts.viewer.token })]);
+    const [overview, runs] = await Promise.all([
+      call('GET', '/ops/jobs/overview', { token: app.accounts.viewer.token }),
+      call('GET', '/ops/jobs/runs', { token: app.accounts.viewer.token }),
+    ]);
     await assertProblem(t, overview, 503, 'jobs_query_timeout');
     await assertProblem(t, runs, 503, 'jobs_query_timeout');
   } finally {
@@ -180,13 +234,20 @@ test.serial('the overview and the run list give up after 5 s with 503 jobs_query
 });
 
 test('runs are listed newest first, by job and state, in pages', async (t) => {
-  await waitFor(async () => (Number((await app.db.pool.query(`select count(*) from job_runs where job = 'test_tick' and state = 'succeeded'`)).rows[0].count) >= 3 ? true : undefined), 10_000, 'three ticks');
+  await waitFor(
+    async () =>
+      Number((await app.db.pool.query(`select count(*) from job_runs where job = 'test_tick' and state = 'succeeded'`)).rows[0].count) >= 3 ? true : undefined,
+    10_000,
+    'three ticks',
+  );
   const first = (await (await call('GET', '/ops/jobs/runs?job=test_tick&state=succeeded&limit=2', { token: app.accounts.viewer.token })).json()) as any;
   t.is(first.runs.length, 2);
   t.true(first.runs.every((run: any) => run.job === 'test_tick' && run.state === 'succeeded' && run.trigger === 'schedule'));
   t.true(Number(first.runs[0].id) > Number(first.runs[1].id));
   t.truthy(first.next_cursor);
-  const second = (await (await call('GET', `/ops/jobs/runs?job=test_tick&state=succeeded&limit=2&cursor=${first.next_cursor}`, { token: app.accounts.viewer.token })).json()) as any;
+  const second = (await (
+    await call('GET', `/ops/jobs/runs?job=test_tick&state=succeeded&limit=2&cursor=${first.next_cursor}`, { token: app.accounts.viewer.token })
+  ).json()) as any;
   t.true(Number(second.runs[0].id) < Number(first.runs[1].id));
   for (const query of ['state=done', 'limit=0', 'limit=201', 'cursor=abc', 'job=Bad-Name', 'unknown=1']) {
     await assertProblem(t, await call('GET', `/ops/jobs/runs?${query}`, { token: app.accounts.viewer.token }), 422, 'validation_failed');
@@ -195,7 +256,7 @@ test('runs are listed newest first, by job and state, in pages', async (t) => {
   t.deepEqual(none, { runs: [] });
 });
 
-test('GET /ops/system reports this instance\'s workers and the queues they consume', async (t) => {
+test("GET /ops/system reports this instance's workers and the queues they consume", async (t) => {
   const body = (await (await call('GET', '/ops/system', { token: app.accounts.viewer.token })).json()) as any;
   t.deepEqual(body.jobs, { workers: 2, queues: ['default'] });
 });

@@ -51,7 +51,14 @@ for (const text of [
 test('the registry refuses a bad definition at start-up, naming the job', (t) => {
   const base = { description: 'x', schedule: '@every 1m', timeoutSeconds: 10, maxAttempts: 1, handler: async () => undefined };
   t.throws(() => createJobRegistry([{ ...base, name: 'Bad-Name' }]), { message: /Bad-Name/ });
-  t.throws(() => createJobRegistry([{ ...base, name: 'twice' }, { ...base, name: 'twice' }]), { message: /twice: defined twice/ });
+  t.throws(
+    () =>
+      createJobRegistry([
+        { ...base, name: 'twice' },
+        { ...base, name: 'twice' },
+      ]),
+    { message: /twice: defined twice/ },
+  );
   t.throws(() => createJobRegistry([{ ...base, name: 'slow', timeoutSeconds: 0 }]), { message: /slow: timeoutSeconds/ });
   t.throws(() => createJobRegistry([{ ...base, name: 'tries', maxAttempts: 0 }]), { message: /tries: maxAttempts/ });
   t.throws(() => createJobRegistry([{ ...base, name: 'sched', schedule: 'soon' }]), { message: /sched: invalid schedule/ });

@@ -58,7 +58,11 @@ test('after downtime over many slots, one catch-up run for the latest slot, not 
 
 test('a job seen for the first time does not run the slot that fell before it existed', async (t) => {
   await withScheduler([job('brand_new', '@every 1h')], async () => {
-    await waitFor(async () => ((await db.pool.query(`select 1 from job_definitions where name = 'brand_new'`)).rowCount === 1 ? true : undefined), 5_000, 'the job to be known');
+    await waitFor(
+      async () => ((await db.pool.query(`select 1 from job_definitions where name = 'brand_new'`)).rowCount === 1 ? true : undefined),
+      5_000,
+      'the job to be known',
+    );
     await sleep(1_500);
   });
   t.is((await runsOf('brand_new')).length, 0);
@@ -83,10 +87,14 @@ test('a run whose instance died on its last attempt fails once its lease has exp
      returning id::text`,
   );
   await withScheduler([job('abandoned', '0 0 1 1 *')], () =>
-    waitFor(async () => {
-      const run = await db.pool.query<{ state: string }>('select state from job_runs where id = $1', [rows[0]!.id]);
-      return run.rows[0]!.state === 'failed' ? true : undefined;
-    }, 10_000, 'the abandoned run to fail'),
+    waitFor(
+      async () => {
+        const run = await db.pool.query<{ state: string }>('select state from job_runs where id = $1', [rows[0]!.id]);
+        return run.rows[0]!.state === 'failed' ? true : undefined;
+      },
+      10_000,
+      'the abandoned run to fail',
+    ),
   );
   const run = await db.pool.query<{ error: string; finished_at: Date | null; lease_expires_at: Date | null }>(
     'select error, finished_at, lease_expires_at from job_runs where id = $1',

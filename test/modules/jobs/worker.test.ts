@@ -40,9 +40,13 @@ const definitions: JobDefinition[] = [
       throw new AppError('flaky_failure', 'the first attempt fails');
     }
   }),
-  job('always_fails', async () => {
-    throw new Error('cannot reach postgres://app:hunter2@db.internal/app');
-  }, { maxAttempts: 1 }),
+  job(
+    'always_fails',
+    async () => {
+      throw new Error('cannot reach postgres://app:hunter2@db.internal/app');
+    },
+    { maxAttempts: 1 },
+  ),
   job('outlasts_timeout', (context) => delay(20_000, undefined, { signal: context.signal }), { timeoutSeconds: 1, maxAttempts: 1 }),
   job('holds', (context) => delay(3_000, undefined, { signal: context.signal })),
   job('quick', async () => undefined),
@@ -94,13 +98,22 @@ interface RunRow {
 }
 
 const queueRun = async (name: string, queue = 'default') =>
-  (await db.pool.query<{ id: string }>(`insert into job_runs (job, trigger, queue, max_attempts) values ($1, 'manual', $2, 3) returning id::text`, [name, queue])).rows[0]!.id;
+  (
+    await db.pool.query<{ id: string }>(`insert into job_runs (job, trigger, queue, max_attempts) values ($1, 'manual', $2, 3) returning id::text`, [
+      name,
+      queue,
+    ])
+  ).rows[0]!.id;
 const readRun = async (id: string) => (await db.pool.query<RunRow>('select id::text, * from job_runs where id = $1', [id])).rows[0]!;
 const untilState = (id: string, state: string, ms = 15_000) =>
-  waitFor(async () => {
-    const run = await readRun(id);
-    return run.state === state ? run : undefined;
-  }, ms, `run ${id} to be ${state}`);
+  waitFor(
+    async () => {
+      const run = await readRun(id);
+      return run.state === state ? run : undefined;
+    },
+    ms,
+    `run ${id} to be ${state}`,
+  );
 
 let worker: Worker;
 
@@ -128,10 +141,14 @@ test.serial('a handler gets the database and the task pool; its result is writte
 
 test.serial('a failed attempt waits with backoff and retries; the error summary keeps the code', async (t) => {
   const id = await queueRun('flaky');
-  const waiting = await waitFor(async () => {
-    const run = await readRun(id);
-    return run.state === 'queued' && run.attempts === 1 ? run : undefined;
-  }, 10_000, 'the first attempt to fail');
+  const waiting = await waitFor(
+    async () => {
+      const run = await readRun(id);
+      return run.state === 'queued' && run.attempts === 1 ? run : undefined;
+    },
+    10_000,
+    'the first attempt to fail',
+  );
   t.is(waiting.error, 'flaky_failure: the first attempt fails');
   const { rows } = await db.pool.query<{ wait: number }>('select extract(epoch from run_after - now())::float as wait from job_runs where id = $1', [id]);
   t.true(rows[0]!.wait > 0 && rows[0]!.wait <= 2);

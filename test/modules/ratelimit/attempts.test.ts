@@ -1,13 +1,6 @@
 import test from 'ava';
 import pino from 'pino';
-import {
-  RateLimitError,
-  createRateLimiter,
-  mfaChangeKey,
-  signInKey,
-  spendAttempt,
-  type LimiterName,
-} from '../../../src/modules/ratelimit/index.ts';
+import { RateLimitError, createRateLimiter, mfaChangeKey, signInKey, spendAttempt, type LimiterName } from '../../../src/modules/ratelimit/index.ts';
 import { createPool, type InstrumentedPool } from '../../../src/platform/db/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 
@@ -76,7 +69,10 @@ test('two-factor change attempts share one budget per account', async (t) => {
   const account = `account-${Date.now()}`;
   await spend(limits, 'auth_mfa', mfaChangeKey(account), () => undefined);
   await spend(limits, 'auth_mfa', mfaChangeKey(account), () => undefined);
-  const error = await t.throwsAsync(spend(limits, 'auth_mfa', mfaChangeKey(account), () => undefined), { instanceOf: RateLimitError });
+  const error = await t.throwsAsync(
+    spend(limits, 'auth_mfa', mfaChangeKey(account), () => undefined),
+    { instanceOf: RateLimitError },
+  );
   t.is(error!.code, 'too_many_attempts');
   await t.notThrowsAsync(spend(limits, 'auth_mfa', mfaChangeKey(`${account}-other`), () => undefined));
 });

@@ -22,10 +22,7 @@ test.serial('cleanup removes only buckets that are full again, in ranges of page
     `insert into ratelimit_buckets (key, tat)
      select key, now() + interval '1 second' * offset_seconds
      from unnest($1::bytea[], $2::int[]) as bucket (key, offset_seconds)`,
-    [
-      ['full-1', 'full-2', 'full-3', 'full-4', 'full-5', 'busy-1', 'busy-2', 'busy-3'].map(hash),
-      [-3600, -60, -1, -7200, -5, 60, 3600, 5],
-    ],
+    [['full-1', 'full-2', 'full-3', 'full-4', 'full-5', 'busy-1', 'busy-2', 'busy-3'].map(hash), [-3600, -60, -1, -7200, -5, 60, 3600, 5]],
   );
   t.is(await cleanupRateLimitBuckets(db.pool, { batchPages: 1 }), 5);
   const left = await db.pool.query<{ key: Buffer }>('select key from ratelimit_buckets');

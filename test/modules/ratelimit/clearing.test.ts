@@ -16,7 +16,8 @@ const app = useInstances(test, {
 test.before(() => raiseAddressLimit(app.instance.url, app.accounts.admin.token));
 
 const lookup = (query: string, headers = app.headers.viewer) => fetch(`${app.instances[0]!.url}/ops/ratelimits?${query}`, { headers });
-const clear = (query: string, body: unknown, headers = app.headers.admin) => sendJson('DELETE', `${app.instances[0]!.url}/ops/ratelimits?${query}`, body, headers);
+const clear = (query: string, body: unknown, headers = app.headers.admin) =>
+  sendJson('DELETE', `${app.instances[0]!.url}/ops/ratelimits?${query}`, body, headers);
 
 test.serial('a blocked email is shown with when it is free again; clearing it lets it sign in on every instance at once', async (t) => {
   const account = await accountWithPassword(app.db.pool);
@@ -31,12 +32,15 @@ test.serial('a blocked email is shown with when it is free again; clearing it le
   const before = await lookup(query);
   t.is(before.status, 200);
   const { limiters } = (await before.json()) as { limiters: any[] };
-  t.deepEqual(limiters.map((entry) => [entry.limiter, entry.covers, entry.blocked]), [
-    ['auth_login', 'email_and_address', true],
-    ['auth_login_address', 'email', false],
-    ['auth_ip', 'address', false],
-    ['auth_mfa', 'account', false],
-  ]);
+  t.deepEqual(
+    limiters.map((entry) => [entry.limiter, entry.covers, entry.blocked]),
+    [
+      ['auth_login', 'email_and_address', true],
+      ['auth_login_address', 'email', false],
+      ['auth_ip', 'address', false],
+      ['auth_mfa', 'account', false],
+    ],
+  );
   t.like(limiters[0], { limit: LOGIN_ATTEMPTS, remaining: 0 });
   t.true(Date.parse(limiters[0].blocked_until) > Date.now() + 10_000);
   t.true(Date.parse(limiters[0].full_at) >= Date.parse(limiters[0].blocked_until));
@@ -49,7 +53,11 @@ test.serial('a blocked email is shown with when it is free again; clearing it le
   t.deepEqual(body.cleared.sort(), ['auth_ip', 'auth_login', 'auth_login_address']);
   t.true(body.limiters.every((entry: any) => !entry.blocked && entry.full_at === null));
   // The other instance forgets its known block within a second (generous bound for a loaded machine).
-  await waitFor(async () => ((await signIn(app.instances[1]!.url, account.email)).status === 200 ? true : undefined), 5_000, 'the second instance to admit the sign-in');
+  await waitFor(
+    async () => ((await signIn(app.instances[1]!.url, account.email)).status === 200 ? true : undefined),
+    5_000,
+    'the second instance to admit the sign-in',
+  );
   const audit = await app.db.pool.query(`select actor_id, metadata from audit_events where action = 'ratelimit.buckets.cleared'`);
   t.is(audit.rows.length, 1);
   t.like(audit.rows[0], { actor_id: app.accounts.admin.id, metadata: { reason: 'INC-9: the customer called support', address: '127.0.0.1' } });

@@ -176,7 +176,14 @@ test('a busy limiter holds its next statement for the batch window, so takes of 
       return result;
     },
   };
-  const limiter = createRateLimiter({ db: recording, limits: { windowed: perHour(100) }, logger: silent, decisionTimeoutMs: 10_000, maxInFlight: 1, batchWindowMs: 1_000 });
+  const limiter = createRateLimiter({
+    db: recording,
+    limits: { windowed: perHour(100) },
+    logger: silent,
+    decisionTimeoutMs: 10_000,
+    maxInFlight: 1,
+    batchWindowMs: 1_000,
+  });
   await limiter.warm();
   sent.length = 0;
   // An idle take's statement leaves in the same turn of the event loop, not after the window.
@@ -194,7 +201,10 @@ test('a busy limiter holds its next statement for the batch window, so takes of 
   }
   const decisions = await Promise.all(takes);
   t.true(decisions.every((decision) => decision.allowed && decision.source === 'database'));
-  t.deepEqual(sent.map((statement) => statement.keys), [1, 2, 5]);
+  t.deepEqual(
+    sent.map((statement) => statement.keys),
+    [1, 2, 5],
+  );
   // A window of a second (50 ms in production): five turns of a loaded machine's event loop fit in it.
   t.true(sent[2]!.at - busyDoneAt >= 950, 'the third statement waited for the window');
 });
@@ -260,8 +270,14 @@ test('a failing database: alone, an instance of three grants a third of a fresh 
   const { lines, logger } = capture();
   const limiter = limiterWith({ auth_login: perHour(10) }, { db: pool, registry, logger, liveInstances: () => 3 });
   const decisions = await takeEach(limiter, 'auth_login', freshKey(), 6);
-  t.deepEqual(decisions.map((decision) => decision.allowed), [true, true, true, false, false, false]);
-  t.deepEqual(decisions.map((decision) => decision.remaining), [2, 1, 0, 0, 0, 0]);
+  t.deepEqual(
+    decisions.map((decision) => decision.allowed),
+    [true, true, true, false, false, false],
+  );
+  t.deepEqual(
+    decisions.map((decision) => decision.remaining),
+    [2, 1, 0, 0, 0, 0],
+  );
   t.true(decisions.every((decision) => decision.source === 'fallback' && decision.limit.limit === 10));
   t.true(decisions.filter((decision) => !decision.allowed).every((decision) => retryAfterSeconds(decision) >= 1));
   t.is(lines.length, 1);
@@ -280,7 +296,10 @@ test('alone, a key the database reported as partly spent grants its remaining di
   control.failing = true;
   // 6 left in the database, 2 instances: 3 here.
   const alone = await takeEach(limiter, 'auth_ip', key, 5);
-  t.deepEqual(alone.map((decision) => decision.allowed), [true, true, true, false, false]);
+  t.deepEqual(
+    alone.map((decision) => decision.allowed),
+    [true, true, true, false, false],
+  );
   t.true(alone.every((decision) => decision.source === 'fallback'));
 });
 
@@ -290,7 +309,10 @@ test('alone, a share of zero refuses everything, and so does an instance that ha
   for (const live of [11, undefined]) {
     const limiter = limiterWith({ auth_mfa: perHour(10) }, { db: pool, liveInstances: () => live });
     const decisions = await Promise.all(Array.from({ length: 20 }, (_v, index) => limiter.take('auth_mfa', `${freshKey()}-${index % 3}`)));
-    t.true(decisions.every((decision) => !decision.allowed && decision.source === 'fallback' && retryAfterSeconds(decision) >= 1), `live ${live}`);
+    t.true(
+      decisions.every((decision) => !decision.allowed && decision.source === 'fallback' && retryAfterSeconds(decision) >= 1),
+      `live ${live}`,
+    );
   }
 });
 
@@ -302,11 +324,14 @@ test('the bound covers the wait for a connection: with every connection taken, t
   const held = await pool.connect();
   try {
     const decisions = await Promise.all(Array.from({ length: 3 }, () => limiter.take('busy', 'one key')));
-    t.deepEqual(decisions.map((decision) => [decision.allowed, decision.source]), [
-      [true, 'fallback'],
-      [true, 'fallback'],
-      [false, 'fallback'],
-    ]);
+    t.deepEqual(
+      decisions.map((decision) => [decision.allowed, decision.source]),
+      [
+        [true, 'fallback'],
+        [true, 'fallback'],
+        [false, 'fallback'],
+      ],
+    );
     t.is(await counterValue(registry, 'backplane_ratelimit_fallbacks_total', { reason: 'timeout' }), 3);
   } finally {
     held.release();
@@ -375,15 +400,28 @@ test('past the bound this instance decides alone; once a probe finds the databas
 
 test('what an instance granted alone is written to the database when it answers again, so it is not granted twice', async (t) => {
   const { control, runner } = switchable(newPool());
-  const limiter = createRateLimiter({ db: runner, limits: { owed: perHour(10) }, logger: silent, decisionTimeoutMs: 10_000, retryDatabaseAfterMs: 50, liveInstances: () => 2 });
+  const limiter = createRateLimiter({
+    db: runner,
+    limits: { owed: perHour(10) },
+    logger: silent,
+    decisionTimeoutMs: 10_000,
+    retryDatabaseAfterMs: 50,
+    liveInstances: () => 2,
+  });
   const key = freshKey();
   control.failing = true;
-  t.deepEqual((await takeEach(limiter, 'owed', key, 6)).map((decision) => decision.allowed), [true, true, true, true, true, false]);
+  t.deepEqual(
+    (await takeEach(limiter, 'owed', key, 6)).map((decision) => decision.allowed),
+    [true, true, true, true, true, false],
+  );
   control.failing = false;
   await until(() => limiter.aloneSince() === undefined, 'decisions back in the database');
   // 5 of 10 were spent alone: the database grants the other 5, whether the write-back went first or with these takes.
   const after = await takeEach(limiter, 'owed', key, 7);
-  t.deepEqual(after.map((decision) => decision.allowed), [true, true, true, true, true, false, false]);
+  t.deepEqual(
+    after.map((decision) => decision.allowed),
+    [true, true, true, true, true, false, false],
+  );
   t.true(after.every((decision) => decision.source !== 'fallback'));
 });
 

@@ -24,9 +24,27 @@ test('alone, a bucket the database last reported full stays full until the episo
 test('alone, a key the database never reported gets the share of a full budget, and the freeze applies once per report', (t) => {
   const buckets = new LocalBuckets();
   const since = 50 * SECOND;
-  t.is(grants(buckets, 'fresh', Array.from({ length: 10 }, () => since), 2, since), 5);
+  t.is(
+    grants(
+      buckets,
+      'fresh',
+      Array.from({ length: 10 }, () => since),
+      2,
+      since,
+    ),
+    5,
+  );
   buckets.follow('half', since + rule.toleranceUs / 2, since);
   const later = since + SECOND;
   // Half used at the report, frozen until `later`: 5 left, 2 of them this instance's (floor(5 / 2)).
-  t.is(grants(buckets, 'half', Array.from({ length: 10 }, () => later), 2, later), 2);
+  t.is(
+    grants(
+      buckets,
+      'half',
+      Array.from({ length: 10 }, () => later),
+      2,
+      later,
+    ),
+    2,
+  );
 });

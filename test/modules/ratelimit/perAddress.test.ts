@@ -35,7 +35,10 @@ function assertRateLimited(t: ExecutionContext, response: PlainResponse, quota =
 
 test.serial('behind a trusted proxy: 60 requests for one forwarded client pass, the 61st is 429; another client still passes', async (t) => {
   const passed = await statuses(60, () => viaProxy('198.51.100.1'));
-  t.true(passed.every((status) => status === 422), passed.join());
+  t.true(
+    passed.every((status) => status === 422),
+    passed.join(),
+  );
   const last = await viaProxy('198.51.100.1');
   assertRateLimited(t, last);
   const other = await viaProxy('198.51.100.2');
@@ -47,7 +50,10 @@ test.serial('behind a trusted proxy: 60 requests for one forwarded client pass, 
 test.serial('a peer outside the trusted ranges is limited as itself, whatever it forwards', async (t) => {
   const spoofing = (index: number) => send(app.instance.url, { path: '/auth/sign-in', localAddress: '127.0.0.2', forwardedFor: `203.0.113.${index % 250}` });
   const passed = await statuses(60, spoofing);
-  t.true(passed.every((status) => status === 422), passed.join());
+  t.true(
+    passed.every((status) => status === 422),
+    passed.join(),
+  );
   assertRateLimited(t, await spoofing(61));
 });
 
@@ -65,13 +71,19 @@ test.serial('only changes under /auth and the provider redirects count, whatever
     () => viaProxy(client, '/auth'),
   ];
   const spent = await statuses(60, (index) => counted[index % counted.length]!());
-  t.true(spent.every((status) => status !== 429), spent.join());
+  t.true(
+    spent.every((status) => status !== 429),
+    spent.join(),
+  );
   assertRateLimited(t, await viaProxy(client, '/auth/providers/example/start', 'GET'));
 });
 
 test.serial('IPv6 clients share the budget of their /64', async (t) => {
   const passed = await statuses(60, (index) => viaProxy(`2001:db8:1:2::${(index % 9) + 1}`));
-  t.true(passed.every((status) => status === 422), passed.join());
+  t.true(
+    passed.every((status) => status === 422),
+    passed.join(),
+  );
   assertRateLimited(t, await viaProxy('2001:db8:1:2:ffff::1'));
   t.is((await viaProxy('2001:db8:1:3::1')).status, 422);
 });
@@ -109,7 +121,9 @@ test.serial('a refusal known from memory is answered before the framework, exact
   t.is(early.headers['x-request-id'], 'trace-42');
   t.is(early.headers['cache-control'], 'no-store');
   const shape = (response: PlainResponse) => ({
-    headers: Object.keys(response.headers).filter((name) => name !== 'date').sort(),
+    headers: Object.keys(response.headers)
+      .filter((name) => name !== 'date')
+      .sort(),
     body: Object.keys(response.body ?? {}).sort(),
     contentType: response.headers['content-type'],
   });
@@ -135,10 +149,18 @@ test.serial('during maintenance a client over its budget is told about maintenan
 
 test.serial('a client over its budget can still sign out: the session ends instead of living on behind a 429', async (t) => {
   const account = await accountWithPassword(app.db.pool);
-  const { access_token: token, refresh_token: refresh } = (await (await signIn(app.instance.url, account.email)).json()) as { access_token: string; refresh_token: string };
+  const { access_token: token, refresh_token: refresh } = (await (await signIn(app.instance.url, account.email)).json()) as {
+    access_token: string;
+    refresh_token: string;
+  };
   const client = '198.51.100.7';
   t.true((await statuses(61, () => viaProxy(client))).includes(429));
-  const signedOut = await send(app.instance.url, { path: '/auth/sign-out', forwardedFor: client, headers: { Authorization: `Bearer ${token}` }, body: { refresh_token: refresh } });
+  const signedOut = await send(app.instance.url, {
+    path: '/auth/sign-out',
+    forwardedFor: client,
+    headers: { Authorization: `Bearer ${token}` },
+    body: { refresh_token: refresh },
+  });
   t.is(signedOut.status, 204);
   t.is((await sendJson('POST', `${app.instance.url}/auth/token`, { refresh_token: refresh })).status, 401);
   // Still counted elsewhere under /auth.

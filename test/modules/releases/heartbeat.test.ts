@@ -97,7 +97,7 @@ test.serial('a scale-up: the newcomer is not sure until each old instance has wr
   await stopAll('up');
 });
 
-test.serial('counts large enough are not enough: every other row must have beaten since the newcomer\'s first beat', async (t) => {
+test.serial("counts large enough are not enough: every other row must have beaten since the newcomer's first beat", async (t) => {
   const a = await instance('since', 'a');
   const b = await instance('since', 'b');
   // As if they held a larger count from before (instances that stopped since).

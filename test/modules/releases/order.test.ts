@@ -26,7 +26,13 @@ test('instances are listed newest first by number, past ten as well', async (t) 
     });
   }
   const rows = await selectInstances(db.pool, { staleAfterSeconds: 45, afterId: undefined, running: undefined, limit: 5 });
-  t.deepEqual(rows.map((row) => row.pid), [12, 11, 10, 9, 8]);
+  t.deepEqual(
+    rows.map((row) => row.pid),
+    [12, 11, 10, 9, 8],
+  );
   const next = await selectInstances(db.pool, { staleAfterSeconds: 45, afterId: rows.at(-1)!.id, running: undefined, limit: 20 });
-  t.deepEqual(next.map((row) => row.pid), [7, 6, 5, 4, 3, 2, 1]);
+  t.deepEqual(
+    next.map((row) => row.pid),
+    [7, 6, 5, 4, 3, 2, 1],
+  );
 });

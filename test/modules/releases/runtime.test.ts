@@ -19,16 +19,31 @@ test('every running instance carries its own runtime snapshot, written with its 
      values ('gone', '0.0.1', 'v20', 'old-host', 1, now(), '{"version": "0.0.1"}')`,
   );
   const ids = app.instances.map((instance) => instance.id);
-  const entries = await waitFor(async () => {
-    const listed = await instances();
-    return ids.every((id) => listed.find((entry) => entry.instance_id === id)?.runtime) ? listed : undefined;
-  }, 10_000, 'a snapshot from each instance');
+  const entries = await waitFor(
+    async () => {
+      const listed = await instances();
+      return ids.every((id) => listed.find((entry) => entry.instance_id === id)?.runtime) ? listed : undefined;
+    },
+    10_000,
+    'a snapshot from each instance',
+  );
   for (const id of ids) {
     const runtime = entries.find((entry) => entry.instance_id === id)!.runtime!;
-    t.deepEqual(Object.keys(runtime).sort(), ['event_loop_delay_p99_ms', 'heap_in_use_bytes', 'pool_in_use', 'pool_waiting', 'taken_at', 'uptime_seconds', 'version']);
+    t.deepEqual(Object.keys(runtime).sort(), [
+      'event_loop_delay_p99_ms',
+      'heap_in_use_bytes',
+      'pool_in_use',
+      'pool_waiting',
+      'taken_at',
+      'uptime_seconds',
+      'version',
+    ]);
     t.true((runtime.heap_in_use_bytes as number) > 0);
     t.true((runtime.pool_waiting as number) >= 0 && (runtime.pool_in_use as number) >= 0);
     t.true(Date.parse(runtime.taken_at as string) > Date.now() - 60_000);
   }
-  t.like(entries.find((entry) => entry.instance_id === 'gone'), { running: false, runtime: null });
+  t.like(
+    entries.find((entry) => entry.instance_id === 'gone'),
+    { running: false, runtime: null },
+  );
 });

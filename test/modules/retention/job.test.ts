@@ -31,15 +31,22 @@ const purgedEvents = async (afterId = '0') =>
 const lastEventId = async () => (await app.db.pool.query<{ id: string }>(`select coalesce(max(id), 0)::text as id from audit_events`)).rows[0]!.id;
 
 const waitForRun = (id: string, done = (run: { state: string; error: string | null }) => run.state === 'succeeded' || run.state === 'failed') =>
-  waitFor(async () => {
-    const run = (await app.db.pool.query<{ state: string; error: string | null }>('select state, error from job_runs where id = $1', [id])).rows[0]!;
-    return done(run) ? run : undefined;
-  }, 90_000, `retention run ${id}`);
+  waitFor(
+    async () => {
+      const run = (await app.db.pool.query<{ state: string; error: string | null }>('select state, error from job_runs where id = $1', [id])).rows[0]!;
+      return done(run) ? run : undefined;
+    },
+    90_000,
+    `retention run ${id}`,
+  );
 
 // As a run queued before a change would be: bypasses run-now's one-minute limit, not the job's own checks.
 const queueRun = async () =>
-  (await app.db.pool.query<{ id: string }>(`insert into job_runs (job, trigger, queue, max_attempts) values ('retention', 'manual', 'default', 3) returning id::text`))
-    .rows[0]!.id;
+  (
+    await app.db.pool.query<{ id: string }>(
+      `insert into job_runs (job, trigger, queue, max_attempts) values ('retention', 'manual', 'default', 3) returning id::text`,
+    )
+  ).rows[0]!.id;
 
 test.serial('a run deletes exactly the rows past each cutoff, on the task threads, and records retention.purged per kind', async (t) => {
   const response = await sendJson('POST', `${app.instance.url}/ops/jobs/definitions/retention/run`, {}, app.headers.admin);
@@ -64,10 +71,13 @@ test.serial('a run deletes exactly the rows past each cutoff, on the task thread
   // Kinds may finish in any order (they run side by side on the task threads): compare by kind.
   const events = await purgedEvents();
   const byKind = new Map(events.map((event) => [event.resource_id, event]));
-  t.deepEqual(
-    Object.fromEntries(events.map((event) => [event.resource_id, event.metadata.rows])),
-    { audit_events: 7, settings_history: 2, job_definition_history: 1, job_runs: 3, release_instances: 2 },
-  );
+  t.deepEqual(Object.fromEntries(events.map((event) => [event.resource_id, event.metadata.rows])), {
+    audit_events: 7,
+    settings_history: 2,
+    job_definition_history: 1,
+    job_runs: 3,
+    release_instances: 2,
+  });
   t.is(events.length, 5);
   for (const event of events) {
     t.is(event.actor_label, 'system:retention');
@@ -94,7 +104,10 @@ test.serial('a shortened retention applies on the next run', async (t) => {
   t.deepEqual(await waitForRun(await queueRun()), { state: 'succeeded', error: null });
   t.deepEqual(await seededAudit(), ['kept-future', 'kept-recent']);
   const events = await purgedEvents(since);
-  t.deepEqual(events.map((event) => [event.resource_id, event.metadata.rows, event.metadata.retention]), [['audit_events', 3, '720h']]);
+  t.deepEqual(
+    events.map((event) => [event.resource_id, event.metadata.rows, event.metadata.retention]),
+    [['audit_events', 3, '720h']],
+  );
   t.true(events[0]!.cutoff_gap < 120);
 });
 
@@ -135,7 +148,12 @@ test.serial('disabled, the job deletes nothing, even a run queued before the cha
     instances: await markers(`release_instances where instance_id like 'seeded-%'`, 'instance_id'),
   };
   const since = await lastEventId();
-  await assertProblem(t, await sendJson('POST', `${app.instance.url}/ops/jobs/definitions/retention/run`, {}, app.headers.admin), 409, 'job_definition_disabled');
+  await assertProblem(
+    t,
+    await sendJson('POST', `${app.instance.url}/ops/jobs/definitions/retention/run`, {}, app.headers.admin),
+    409,
+    'job_definition_disabled',
+  );
   t.deepEqual(await waitForRun(await queueRun()), { state: 'succeeded', error: null });
   t.deepEqual(
     {

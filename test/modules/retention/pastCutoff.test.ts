@@ -52,6 +52,7 @@ test.serial('whole expired months come from the catalogue once analysed, marked 
 
 test.serial('an empty whole month counts nothing and is not an estimate', async (t) => {
   await db.pool.query(`select ensure_audit_event_partitions('2023-06-01', '2023-06-30')`);
-  const seconds = (await db.pool.query<{ seconds: number }>(`select extract(epoch from now() - timestamptz '2023-08-01 00:00:00+00')::float8 as seconds`)).rows[0]!.seconds;
+  const seconds = (await db.pool.query<{ seconds: number }>(`select extract(epoch from now() - timestamptz '2023-08-01 00:00:00+00')::float8 as seconds`))
+    .rows[0]!.seconds;
   t.like(await auditEventsAging.age(db.pool, seconds), { pastCutoff: 1, pastCutoffEstimated: false });
 });

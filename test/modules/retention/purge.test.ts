@@ -23,7 +23,9 @@ const seed = (rows: Array<[string, string]>) =>
     [rows.map(([at]) => at), rows.map(([, marker]) => marker)],
   );
 const remaining = async () =>
-  (await db.pool.query<{ marker: string }>(`select resource_id as marker from audit_events where action = 'test.purge' order by occurred_at`)).rows.map((r) => r.marker);
+  (await db.pool.query<{ marker: string }>(`select resource_id as marker from audit_events where action = 'test.purge' order by occurred_at`)).rows.map(
+    (r) => r.marker,
+  );
 const ledger = async (kind: string) =>
   (
     await db.pool.query<{ rows: number; partitions: number; runs: string[] }>(
@@ -50,7 +52,12 @@ test.serial('audit events: whole months before the cutoff are dropped with their
     ['2025-03-30T00:00:00Z', 'march-kept'],
     ['2090-01-01T00:00:00Z', 'default-kept'],
   ]);
-  const result = await purgeAuditEvents({ connectionString: db.url, cutoff: '2025-03-15T00:00:00Z', batch: small, ledger: { kind: 'months_and_batches', runId: '7' } });
+  const result = await purgeAuditEvents({
+    connectionString: db.url,
+    cutoff: '2025-03-15T00:00:00Z',
+    batch: small,
+    ledger: { kind: 'months_and_batches', runId: '7' },
+  });
   t.like(result, { deleted: 8, partitionsDropped: 2, failure: null });
   // Every batch and month left its count in the ledger, committed with it.
   t.deepEqual(await ledger('months_and_batches'), { rows: 8, partitions: 2, runs: ['7'] });
@@ -84,7 +91,10 @@ test.serial('a partition whose lock is not granted in time is kept and emptied b
   t.true(await exists('audit_events_p202406'));
   t.is((await db.pool.query('select 1 from audit_events_p202406')).rowCount, 0);
   // Empty, it goes on the next run.
-  t.like(await purgeAuditEvents({ connectionString: db.url, cutoff: '2024-12-01T00:00:00Z', batch: small, ledger: { kind: 'audit_events' } }), { deleted: 0, partitionsDropped: 1 });
+  t.like(await purgeAuditEvents({ connectionString: db.url, cutoff: '2024-12-01T00:00:00Z', batch: small, ledger: { kind: 'audit_events' } }), {
+    deleted: 0,
+    partitionsDropped: 1,
+  });
   t.false(await exists('audit_events_p202406'));
 });
 
@@ -103,7 +113,12 @@ test('a month an earlier purge detached and did not drop is counted and dropped 
 });
 
 test('a purge that cannot reach the database reports the failure as a code and a message, with nothing deleted', async (t) => {
-  const result = await purgeSettingsHistory({ connectionString: 'postgres://nobody:secret@127.0.0.1:1/none', cutoff: new Date().toISOString(), batch: small, ledger: { kind: 'settings_history' } });
+  const result = await purgeSettingsHistory({
+    connectionString: 'postgres://nobody:secret@127.0.0.1:1/none',
+    cutoff: new Date().toISOString(),
+    batch: small,
+    ledger: { kind: 'settings_history' },
+  });
   t.like(result, { deleted: 0, statements: 0, partitionsDropped: 0 });
   t.is(result.failure?.code, 'task_failed');
   t.notRegex(result.failure!.message, /secret/);

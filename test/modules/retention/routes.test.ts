@@ -34,7 +34,10 @@ test.serial('GET /ops/retention needs a bearer with ops.settings.read', async (t
 test.serial('each kind shows its setting and live value, the enforcing job, the oldest row and the rows past the cutoff', async (t) => {
   const { status, body, kinds } = await retention();
   t.is(status, 200);
-  t.deepEqual(body.kinds.map((entry: any) => entry.kind), ['audit_events', 'settings_history', 'job_definition_history', 'job_runs', 'release_instances']);
+  t.deepEqual(
+    body.kinds.map((entry: any) => entry.kind),
+    ['audit_events', 'settings_history', 'job_definition_history', 'job_runs', 'release_instances'],
+  );
   const now = await databaseNow();
   const nextRun = new Date(now);
   nextRun.setUTCHours(4, 15, 0, 0);
@@ -74,17 +77,24 @@ test.serial('after a run, nothing is past the cutoff, the last run is shown, and
   // What an attempt killed after committing batches of 5 rows leaves behind (issue 30 item 10).
   await app.db.pool.query(`insert into purge_ledger (kind, rows) values ('settings_history', 3), ('settings_history', 2)`);
   const before = (await retention()).kinds;
-  t.deepEqual(
-    Object.fromEntries(Object.entries(before).map(([kind, entry]) => [kind, entry.deleted_unreported])),
-    { audit_events: 0, settings_history: 5, job_definition_history: 0, job_runs: 0, release_instances: 0 },
-  );
+  t.deepEqual(Object.fromEntries(Object.entries(before).map(([kind, entry]) => [kind, entry.deleted_unreported])), {
+    audit_events: 0,
+    settings_history: 5,
+    job_definition_history: 0,
+    job_runs: 0,
+    release_instances: 0,
+  });
   const response = await sendJson('POST', `${app.instance.url}/ops/jobs/definitions/retention/run`, {}, app.headers.admin);
   t.is(response.status, 202);
   const runId = ((await response.json()) as { id: string }).id;
-  const { kinds } = await waitFor(async () => {
-    const answer = await retention();
-    return answer.kinds.audit_events.last_run?.finished_at ? answer : undefined;
-  }, 90_000, 'the retention run to finish');
+  const { kinds } = await waitFor(
+    async () => {
+      const answer = await retention();
+      return answer.kinds.audit_events.last_run?.finished_at ? answer : undefined;
+    },
+    90_000,
+    'the retention run to finish',
+  );
   for (const entry of Object.values(kinds)) {
     t.like(entry, { past_cutoff: 0, deleted_unreported: 0, last_run: { id: runId, state: 'succeeded', error: null } });
   }

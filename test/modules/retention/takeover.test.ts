@@ -62,14 +62,17 @@ test.serial('rows a killed attempt deleted are audited by the attempt that takes
   const before = await count(`select count(*) as n from audit_events where action = 'test.expired'`);
   t.is(before, EXPIRED + 12);
   const run = (
-    await db.pool.query<{ id: string }>(`insert into job_runs (job, trigger, queue, max_attempts) values ('retention', 'manual', 'default', 3) returning id::text`)
+    await db.pool.query<{ id: string }>(
+      `insert into job_runs (job, trigger, queue, max_attempts) values ('retention', 'manual', 'default', 3) returning id::text`,
+    )
   ).rows[0]!.id;
 
   // The first attempt has committed a batch and is inside the next one: kill its instance there.
   await waitFor(
     async () =>
-      (await count(`select count(*) as n from pg_stat_activity where application_name = 'backplane-retention' and wait_event_type = 'Lock' and wait_event = 'advisory'`)) >
-      0
+      (await count(
+        `select count(*) as n from pg_stat_activity where application_name = 'backplane-retention' and wait_event_type = 'Lock' and wait_event = 'advisory'`,
+      )) > 0
         ? true
         : undefined,
     60_000,
@@ -87,10 +90,14 @@ test.serial('rows a killed attempt deleted are audited by the attempt that takes
   // Its session finishes the held batch into a closed connection, so the batch rolls back.
   await holder.query('select pg_advisory_unlock($1)', [HOLD_KEY]);
 
-  const done = await waitFor(async () => {
-    const state = (await db.pool.query<{ state: string; attempts: number }>('select state, attempts from job_runs where id = $1', [run])).rows[0]!;
-    return state.state === 'succeeded' || state.state === 'failed' ? state : undefined;
-  }, 90_000, 'the run to be taken over and finish');
+  const done = await waitFor(
+    async () => {
+      const state = (await db.pool.query<{ state: string; attempts: number }>('select state, attempts from job_runs where id = $1', [run])).rows[0]!;
+      return state.state === 'succeeded' || state.state === 'failed' ? state : undefined;
+    },
+    90_000,
+    'the run to be taken over and finish',
+  );
   t.is(done.state, 'succeeded');
   t.true(done.attempts > rows[0]!.attempts);
 

@@ -29,10 +29,14 @@ test.serial('with the database down, settings and maintenance mode keep their la
   t.is((await sendJson('PUT', `${instance.url}/ops/settings/maintenance.enabled`, { value: true, reason: 'upgrade' }, admin)).status, 200);
 
   await server.stop();
-  await waitFor(async () => {
-    const body = (await (await fetch(`${instance.url}/readyz?verbose`)).json()) as { checks: Array<{ name: string; status: string }> };
-    return body.checks.some((check) => check.name === 'database' && check.status === 'error') ? true : undefined;
-  }, 5_000, 'the outage to show');
+  await waitFor(
+    async () => {
+      const body = (await (await fetch(`${instance.url}/readyz?verbose`)).json()) as { checks: Array<{ name: string; status: string }> };
+      return body.checks.some((check) => check.name === 'database' && check.status === 'error') ? true : undefined;
+    },
+    5_000,
+    'the outage to show',
+  );
 
   const refused = await fetch(`${instance.url}/products`);
   t.is(refused.status, 503);

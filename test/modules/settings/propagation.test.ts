@@ -28,7 +28,12 @@ test.serial('a change through one instance is served by the other two (promised 
   const [writer, ...others] = app.instances;
   const figures: number[] = [];
   for (let round = 1; round <= 5; round += 1) {
-    const response = await sendJson('PUT', `${writer!.url}/ops/settings/auth.login_attempts`, { value: 10 + round, reason: `round ${round}` }, app.headers.admin);
+    const response = await sendJson(
+      'PUT',
+      `${writer!.url}/ops/settings/auth.login_attempts`,
+      { value: 10 + round, reason: `round ${round}` },
+      app.headers.admin,
+    );
     const committed = performance.now();
     t.is(response.status, 200);
     t.is(((await response.json()) as any).version, round);
@@ -39,7 +44,9 @@ test.serial('a change through one instance is served by the other two (promised 
     }
   }
   const sorted = [...figures].sort((a, b) => a - b);
-  t.log(`propagation after commit, 2 instances x 5 rounds: median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms`);
+  t.log(
+    `propagation after commit, 2 instances x 5 rounds: median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms`,
+  );
   t.true(Number.isFinite(sorted.at(-1)!), 'every instance served every version');
 });
 

@@ -39,7 +39,7 @@ test('the declared settings, defaults and bounds', (t) => {
   });
 });
 
-test('each of Backplane\'s settings is declared by the module that owns it, and read by name and kind in TypeScript', (t) => {
+test("each of Backplane's settings is declared by the module that owns it, and read by name and kind in TypeScript", (t) => {
   const owners = Object.fromEntries(backplaneApplication.modules.flatMap((module) => (module.settings ?? []).map((setting) => [setting.name, module.name])));
   t.deepEqual(owners, {
     'audit.retention': 'audit',
@@ -92,7 +92,10 @@ test('values are checked against kind and bounds; the error names the bound, nev
   }
   t.is(readSettingValue(attempts, 3), 3);
   const perEmail = declared('auth.login_address_attempts');
-  t.deepEqual([9, 10, 1000, 1001].map((value) => readSettingValue(perEmail, value)), [undefined, 10, 1000, undefined]);
+  t.deepEqual(
+    [9, 10, 1000, 1001].map((value) => readSettingValue(perEmail, value)),
+    [undefined, 10, 1000, undefined],
+  );
   const enabled = declared('maintenance.enabled');
   t.is(readSettingValue(enabled, 'true'), undefined);
   t.is(readSettingValue(enabled, 1), undefined);

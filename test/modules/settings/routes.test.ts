@@ -20,24 +20,36 @@ test('the list shows every setting with value, default, kind, bounds and version
   t.is(status, 200);
   t.is(body.settings.length, 12);
   // Settings no other test of this file changes.
-  t.like(body.settings.find((s: any) => s.name === 'maintenance.retry_after'), {
-    kind: 'duration',
-    group: 'maintenance',
-    value: '5m',
-    value_seconds: 300,
-    default: '5m',
-    default_seconds: 300,
-    bounds: { min: '1m', max: '24h', min_seconds: 60, max_seconds: 86_400 },
-    modified: false,
-    invalid_stored_value: false,
-    version: 0,
-    updated_at: null,
-    updated_by: null,
-  });
-  t.like(body.settings.find((s: any) => s.name === 'auth.ops_require_mfa'), { kind: 'boolean', value: true, default: true, bounds: {} });
-  t.like(body.settings.find((s: any) => s.name === 'maintenance.message'), { kind: 'string', value: '', bounds: { max_length: 500 } });
+  t.like(
+    body.settings.find((s: any) => s.name === 'maintenance.retry_after'),
+    {
+      kind: 'duration',
+      group: 'maintenance',
+      value: '5m',
+      value_seconds: 300,
+      default: '5m',
+      default_seconds: 300,
+      bounds: { min: '1m', max: '24h', min_seconds: 60, max_seconds: 86_400 },
+      modified: false,
+      invalid_stored_value: false,
+      version: 0,
+      updated_at: null,
+      updated_by: null,
+    },
+  );
+  t.like(
+    body.settings.find((s: any) => s.name === 'auth.ops_require_mfa'),
+    { kind: 'boolean', value: true, default: true, bounds: {} },
+  );
+  t.like(
+    body.settings.find((s: any) => s.name === 'maintenance.message'),
+    { kind: 'string', value: '', bounds: { max_length: 500 } },
+  );
   const grouped = await getJson(app.url('/ops/settings?group=maintenance'), app.headers.viewer);
-  t.deepEqual(grouped.body.settings.map((s: any) => s.name), ['maintenance.enabled', 'maintenance.message', 'maintenance.retry_after']);
+  t.deepEqual(
+    grouped.body.settings.map((s: any) => s.name),
+    ['maintenance.enabled', 'maintenance.message', 'maintenance.retry_after'],
+  );
 });
 
 test('an unknown setting is 404 setting_not_found for read, history and write', async (t) => {
@@ -66,10 +78,13 @@ test.serial('a change is versioned, kept in history and audited with the client 
   t.like(await again.json(), { value: '20m', version: 2 });
 
   const history = await getJson(app.url('/ops/settings/auth.login_window/history'), app.headers.viewer);
-  t.deepEqual(history.body.changes.map((c: any) => [c.old_value, c.new_value, c.version, c.reason]), [
-    ['1h30m', '20m', 2, 'calmer'],
-    ['15m', '1h30m', 1, 'incident 42'],
-  ]);
+  t.deepEqual(
+    history.body.changes.map((c: any) => [c.old_value, c.new_value, c.version, c.reason]),
+    [
+      ['1h30m', '20m', 2, 'calmer'],
+      ['15m', '1h30m', 1, 'incident 42'],
+    ],
+  );
   t.is(history.body.changes[0].actor.kind, 'account');
 
   const { rows } = await app.db.pool.query(
@@ -125,7 +140,11 @@ test('a value out of bounds or of the wrong kind is 422 invalid_setting_value na
   for (const [name, value] of cases) {
     const response = await put(name, { value, reason: 'testing bounds' });
     const problem = await assertProblem(t, response, 422, 'invalid_setting_value');
-    t.deepEqual((problem.errors as any[]).map((e) => e.location), ['body.value'], name);
+    t.deepEqual(
+      (problem.errors as any[]).map((e) => e.location),
+      ['body.value'],
+      name,
+    );
     t.regex(String(problem.detail), /from|true or false|at most/, name);
     if (typeof value === 'string') {
       // The request id is random hex, so only what describes the error is searched.
@@ -134,10 +153,13 @@ test('a value out of bounds or of the wrong kind is 422 invalid_setting_value na
   }
   t.is((await counts('maintenance.retry_after')).history, 0);
   const missing = await assertProblem(t, await put('auth.login_attempts', { reason: 'no value' }), 422, 'validation_failed');
-  t.deepEqual((missing.errors as any[]).map((e) => e.location), ['body.value']);
+  t.deepEqual(
+    (missing.errors as any[]).map((e) => e.location),
+    ['body.value'],
+  );
 });
 
-test.serial('audit.retention accepts 87600h (the seed\'s maximum) and refuses 87601h', async (t) => {
+test.serial("audit.retention accepts 87600h (the seed's maximum) and refuses 87601h", async (t) => {
   const accepted = await put('audit.retention', { value: '87600h', reason: 'keep ten years' });
   t.is(accepted.status, 200);
   t.like(await accepted.json(), { value: '87600h', value_seconds: 315_360_000 });

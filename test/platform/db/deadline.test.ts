@@ -16,7 +16,8 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-const marks = async (mark: string) => Number((await db.pool.query<{ n: string }>('select count(*) as n from deadline_marks where mark = $1', [mark])).rows[0]!.n);
+const marks = async (mark: string) =>
+  Number((await db.pool.query<{ n: string }>('select count(*) as n from deadline_marks where mark = $1', [mark])).rows[0]!.n);
 
 test.serial('a statement still running at the deadline fails as unavailable and its connection is destroyed, not reused', async (t) => {
   const error = await t.throwsAsync(withDatabaseDeadline(300, () => db.pool.query('select pg_sleep(30)')));

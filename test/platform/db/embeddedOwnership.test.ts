@@ -87,9 +87,7 @@ test.serial('an owner gone without stopping its server is taken over by a superv
   const admin = new pg.Client({ connectionString: owner.url.replace(/\/backplane$/, '/postgres') });
   await admin.connect();
   try {
-    const ended = await admin.query(
-      `select pg_terminate_backend(l.pid) from pg_locks l where l.locktype = 'advisory' and l.granted and l.objid = 72010532`,
-    );
+    const ended = await admin.query(`select pg_terminate_backend(l.pid) from pg_locks l where l.locktype = 'advisory' and l.granted and l.objid = 72010532`);
     t.is(ended.rowCount, 1);
   } finally {
     await admin.end();

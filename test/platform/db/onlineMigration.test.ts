@@ -31,7 +31,10 @@ function withMigrations(added: Record<string, string>) {
   for (const [name, sql] of Object.entries(added)) {
     writeFileSync(join(dir, name), sql);
   }
-  return [...listMigrationFiles(), ...listMigrationFiles(dir).filter((file) => file.name in Object.fromEntries(Object.keys(added).map((name) => [name.replace(/\.sql$/, ''), true])))];
+  return [
+    ...listMigrationFiles(),
+    ...listMigrationFiles(dir).filter((file) => file.name in Object.fromEntries(Object.keys(added).map((name) => [name.replace(/\.sql$/, ''), true]))),
+  ];
 }
 
 /** The SQLSTATE at the end of the cause chain (umzug and the runner each wrap the error). */
@@ -58,7 +61,8 @@ test('a long partition index name stays within 63 bytes and distinct', (t) => {
 
 test.serial('a no-transaction migration builds its index CONCURRENTLY and is recorded as run outside a transaction', async (t) => {
   const files = withMigrations({
-    '20990101000100_index_online_marks.sql': '-- backplane:no-transaction\n-- Test: an index built without blocking writes.\ncreate index concurrently if not exists online_marks_mark_idx on online_marks (mark);\n',
+    '20990101000100_index_online_marks.sql':
+      '-- backplane:no-transaction\n-- Test: an index built without blocking writes.\ncreate index concurrently if not exists online_marks_mark_idx on online_marks (mark);\n',
   });
   t.deepEqual((await migrationStatus(db.pool, files)).noTransaction, ['20990101000100_index_online_marks']);
   t.deepEqual(await migrateUp(db.pool, files, quick), ['20990101000100_index_online_marks']);
@@ -77,16 +81,20 @@ test.serial('an INVALID index left by a failed CONCURRENTLY build is dropped and
   t.false(await indexValid('online_marks_unique_idx'));
   await db.pool.query(`delete from online_marks where mark = 'twin'`);
   const files = withMigrations({
-    '20990101000200_unique_online_marks.sql': '-- backplane:no-transaction\ncreate unique index concurrently if not exists online_marks_unique_idx on online_marks (mark);\n',
+    '20990101000200_unique_online_marks.sql':
+      '-- backplane:no-transaction\ncreate unique index concurrently if not exists online_marks_unique_idx on online_marks (mark);\n',
   });
   await migrateUp(db.pool, files, quick);
   t.true(await indexValid('online_marks_unique_idx'));
 });
 
 test.serial('an index on the partitioned audit_events is built partition by partition and ends valid on every one', async (t) => {
-  await db.pool.query(`insert into audit_events (actor_kind, action, outcome, user_agent) select 'system', 'test.online.index', 'success', 'ua' || n from generate_series(1, 500) as n`);
+  await db.pool.query(
+    `insert into audit_events (actor_kind, action, outcome, user_agent) select 'system', 'test.online.index', 'success', 'ua' || n from generate_series(1, 500) as n`,
+  );
   const files = withMigrations({
-    '20990101000300_index_audit_user_agent.sql': '-- backplane:no-transaction\ncreate index concurrently if not exists audit_events_test_agent_idx on audit_events (user_agent);\n',
+    '20990101000300_index_audit_user_agent.sql':
+      '-- backplane:no-transaction\ncreate index concurrently if not exists audit_events_test_agent_idx on audit_events (user_agent);\n',
   });
   await migrateUp(db.pool, files, quick);
   t.true(await indexValid('audit_events_test_agent_idx'));

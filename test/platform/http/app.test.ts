@@ -125,8 +125,7 @@ test.before(async () => {
 
 test.after.always(() => server.close());
 
-const post = (path: string, body: string, type = 'application/json') =>
-  fetch(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': type }, body });
+const post = (path: string, body: string, type = 'application/json') => fetch(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': type }, body });
 
 test('a valid body reaches the handler, parsed by its schema', async (t) => {
   const response = await post('/things/7', JSON.stringify({ name: 'a', count: 2, extra: true }));
@@ -155,7 +154,10 @@ test('failed validation lists every issue by location, never echoing the value',
 
 test('an invalid path parameter is 422 with its location', async (t) => {
   const body = await assertProblem(t, await post('/things/0', JSON.stringify({ name: 'a', count: 1 })), 422, 'validation_failed');
-  t.deepEqual((body.errors as Array<{ location: string }>).map((e) => e.location), ['params.id']);
+  t.deepEqual(
+    (body.errors as Array<{ location: string }>).map((e) => e.location),
+    ['params.id'],
+  );
 });
 
 test('a fixed path answers as the router matches it: the first matching route, any case, a trailing slash, HEAD, query validated', async (t) => {
@@ -182,7 +184,10 @@ test('a route called without a query gets the defaults its schema fills in, fres
   t.deepEqual(await (await fetch(`${base}/pages?limit=7`)).json(), { limit: 7, order: 'asc' });
   await assertProblem(t, await fetch(`${base}/pages?limit=101`), 422, 'validation_failed');
   const missing = await assertProblem(t, await fetch(`${base}/required`), 422, 'validation_failed');
-  t.deepEqual((missing.errors as Array<{ location: string }>).map((e) => e.location), ['query.q']);
+  t.deepEqual(
+    (missing.errors as Array<{ location: string }>).map((e) => e.location),
+    ['query.q'],
+  );
   t.deepEqual(await (await fetch(`${base}/required?q=x`)).json(), { q: 'x' });
 });
 
@@ -221,7 +226,7 @@ test('a well-formed X-Request-Id is kept; a malformed one replaced', async (t) =
   t.regex(replaced.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
 });
 
-test('an early answer skips Koa with the frame\'s headers and problem; an early check that throws leaves the request to Koa', async (t) => {
+test("an early answer skips Koa with the frame's headers and problem; an early check that throws leaves the request to Koa", async (t) => {
   const early = createHttpServer({
     logger: pino({ level: 'silent' }),
     routes: bindRoutes(routes, undefined),
@@ -247,7 +252,12 @@ test('an early answer skips Koa with the frame\'s headers and problem; an early 
     t.is(answered.headers.get('cache-control'), 'no-store');
     t.is(answered.headers.get('retry-after'), '3');
     await assertProblem(t, await fetch(`${earlyBase}/boom`, { method: 'POST' }), 404, 'not_found');
-    await assertProblem(t, await fetch(`${earlyBase}/things/1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{' }), 400, 'invalid_json');
+    await assertProblem(
+      t,
+      await fetch(`${earlyBase}/things/1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{' }),
+      400,
+      'invalid_json',
+    );
   } finally {
     early.close();
   }

@@ -1,10 +1,5 @@
 import test from 'ava';
-import {
-  addressNetwork,
-  createClientAddressResolver,
-  normaliseAddress,
-  parseTrustedProxies,
-} from '../../../src/platform/http/clientAddress.ts';
+import { addressNetwork, createClientAddressResolver, normaliseAddress, parseTrustedProxies } from '../../../src/platform/http/clientAddress.ts';
 
 test('an empty list trusts nobody', (t) => {
   t.deepEqual(parseTrustedProxies(''), []);

@@ -3,8 +3,7 @@ import { type Server, Agent, createServer, request } from 'node:http';
 import { connect } from 'node:net';
 import { trackConnections } from '../../../src/platform/http/connections.ts';
 
-const listen = (server: Server) =>
-  new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 
 const get = (agent: Agent, port: number) =>
   new Promise<{ status: number; reused: boolean }>((resolve, reject) => {

@@ -27,7 +27,15 @@ const routes: AnyRoute[] = [
     responses: { 200: null },
     handler: () => Promise.reject(new Error('saving failed', { cause: new DatabaseUnavailableError('deadline') })),
   }),
-  defineRoute({ method: 'GET', path: '/memory', tag: 'test', summary: 'from memory', needsDatabase: false, responses: { 200: null }, handler: () => ({ ok: true }) }),
+  defineRoute({
+    method: 'GET',
+    path: '/memory',
+    tag: 'test',
+    summary: 'from memory',
+    needsDatabase: false,
+    responses: { 200: null },
+    handler: () => ({ ok: true }),
+  }),
 ];
 
 test.before(async () => {

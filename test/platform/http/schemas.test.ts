@@ -42,6 +42,10 @@ test('dateTime takes RFC 3339 date-times with an offset only, and a bad one stop
   t.deepEqual(schema.parse({ from: '2026-11-20T00:00:00+01:00' }).from, new Date('2026-11-19T23:00:00Z'));
   for (const from of ['2026-11-20', 'abc', '2026-02-30T00:00:00Z', '2026-11-20T00:00:00', '']) {
     const issues = schema.safeParse({ from }).error?.issues ?? [];
-    t.deepEqual(issues.map((issue) => issue.path.join('.')), ['from'], from);
+    t.deepEqual(
+      issues.map((issue) => issue.path.join('.')),
+      ['from'],
+      from,
+    );
   }
 });

@@ -34,7 +34,6 @@ for (const [what, text] of Object.entries(UNSTORABLE)) {
     const { rows } = await app.db.pool.query('select count(*)::int as n from settings_history');
     t.is(rows[0].n, 0);
   });
-
 }
 
 // A URL cannot carry a lone surrogate (its percent-encoding is not UTF-8 and decodes to U+FFFD): NUL is the case.
@@ -55,14 +54,21 @@ for (const from of ['2026-11-20', 'abc', '2026-02-30T00:00:00Z', '2026-11-20T25:
     for (const path of ['/ops/audit/stats?group_by=day&', '/ops/audit?']) {
       const response = await fetch(app.url(`${path}from=${from}`), { headers: app.headers.admin });
       const body = await assertProblem(t, response, 422, 'validation_failed');
-      t.deepEqual((body.errors as Array<{ location: string }>).map((issue) => issue.location), ['query.from']);
+      t.deepEqual(
+        (body.errors as Array<{ location: string }>).map((issue) => issue.location),
+        ['query.from'],
+      );
     }
   });
 }
 
 test('a body nested deeper than the platform allows is 422, not a stack overflow', async (t) => {
   const deep = '['.repeat(30_000) + ']'.repeat(30_000);
-  const response = await fetch(app.url('/auth/sign-in'), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: `{"email":${deep},"password":"x"}` });
+  const response = await fetch(app.url('/auth/sign-in'), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: `{"email":${deep},"password":"x"}`,
+  });
   await assertProblem(t, response, 422, 'validation_failed');
 });
 

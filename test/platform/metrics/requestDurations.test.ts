@@ -44,11 +44,14 @@ test('the request histogram is exposed exactly as prom-client exposes the same o
   t.is(await ownRegistry().metrics(), await promClientRegistry().metrics());
   // prom-client adds an empty exemplar to each value; Backplane records none.
   const withoutExemplars = (metrics: client.MetricObjectWithValues<client.MetricValue<string>>[]) =>
-    metrics.map((metric) => ({ ...metric, values: metric.values.map(({ exemplar: _none, ...value }: client.MetricValue<string> & { exemplar?: unknown }) => value) }));
+    metrics.map((metric) => ({
+      ...metric,
+      values: metric.values.map(({ exemplar: _none, ...value }: client.MetricValue<string> & { exemplar?: unknown }) => value),
+    }));
   t.deepEqual(withoutExemplars(await ownRegistry().getMetricsAsJSON()), withoutExemplars(await promClientRegistry().getMetricsAsJSON()));
 });
 
-test('the cluster\'s scrape sums it across instances as it sums a prom-client histogram', async (t) => {
+test("the cluster's scrape sums it across instances as it sums a prom-client histogram", async (t) => {
   const own = client.AggregatorRegistry.aggregate([await ownRegistry().getMetricsAsJSON(), await ownRegistry().getMetricsAsJSON()]);
   const theirs = client.AggregatorRegistry.aggregate([await promClientRegistry().getMetricsAsJSON(), await promClientRegistry().getMetricsAsJSON()]);
   t.is(await own.metrics(), await theirs.metrics());

@@ -42,5 +42,8 @@ test('without a key, development generates one into the data folder; production 
   const box = openSecretBox(loadConfig({ APP_DATA_DIR: dir }));
   t.is(openSecretBox(loadConfig({ APP_DATA_DIR: dir })).open(box.seal('x', 'c'), 'c'), 'x');
   t.is(statSync(join(dir, 'encryption.key')).mode & 0o777, 0o600);
-  t.throws(() => openSecretBox(loadConfig({ APP_DATA_DIR: dir, NODE_ENV: 'production', APP_EMBEDDED_DATABASE: '1' })), { instanceOf: ConfigError, message: /APP_ENCRYPTION_KEY/ });
+  t.throws(() => openSecretBox(loadConfig({ APP_DATA_DIR: dir, NODE_ENV: 'production', APP_EMBEDDED_DATABASE: '1' })), {
+    instanceOf: ConfigError,
+    message: /APP_ENCRYPTION_KEY/,
+  });
 });

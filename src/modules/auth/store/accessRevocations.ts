@@ -18,9 +18,13 @@ select session_id, account_id,
 from auth_access_revocations where expires_at > now()`;
 
 export async function loadLiveRevocations(db: Queryable): Promise<AccessRevocation[]> {
-  const result = await db.query<{ session_id: string | null; account_id: string | null; revoked_at_ms: number; expires_at_ms: number; token_epoch: number | null }>(
-    selectLiveRevocationsSql,
-  );
+  const result = await db.query<{
+    session_id: string | null;
+    account_id: string | null;
+    revoked_at_ms: number;
+    expires_at_ms: number;
+    token_epoch: number | null;
+  }>(selectLiveRevocationsSql);
   return result.rows.map((row) => ({
     sessionId: row.session_id,
     accountId: row.account_id,

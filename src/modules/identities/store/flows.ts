@@ -27,7 +27,17 @@ insert into identity_flows (state, provider, code_verifier, nonce, link_account_
 values ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8, $9)`;
 
 export async function insertFlow(db: Queryable, flow: Flow, browserHash: Buffer): Promise<void> {
-  await db.query(insertFlowSql, [flow.state, flow.provider, flow.codeVerifier, flow.nonce, flow.linkAccountId, browserHash, FLOW_LIFETIME_SECONDS, flow.linkSessionId, flow.linkTokenEpoch]);
+  await db.query(insertFlowSql, [
+    flow.state,
+    flow.provider,
+    flow.codeVerifier,
+    flow.nonce,
+    flow.linkAccountId,
+    browserHash,
+    FLOW_LIFETIME_SECONDS,
+    flow.linkSessionId,
+    flow.linkTokenEpoch,
+  ]);
 }
 
 // Locked until the caller's transaction ends: of two callbacks with one state, the second waits and then finds nothing.

@@ -40,7 +40,11 @@ returning r.id::text, r.provider, r.subject, r.token_sealed, r.attempts`;
 
 /** Takes up to `limit` due rows for this claim until the lease passes; a dead claimer's rows come back then. */
 export async function claimDueRevocations(db: Queryable, claimId: string, limit: number, leaseSeconds: number): Promise<ClaimedRevocation[]> {
-  const result = await db.query<{ id: string; provider: string; subject: string; token_sealed: string; attempts: number }>(claimSql, [limit, leaseSeconds, claimId]);
+  const result = await db.query<{ id: string; provider: string; subject: string; token_sealed: string; attempts: number }>(claimSql, [
+    limit,
+    leaseSeconds,
+    claimId,
+  ]);
   return result.rows
     .map((row) => ({ id: row.id, provider: row.provider, subject: row.subject, tokenSealed: row.token_sealed, attempts: row.attempts }))
     .sort((a, b) => Number(a.id) - Number(b.id));
@@ -116,7 +120,10 @@ const pruneOutcomesSql = `delete from auth_token_revocation_outcomes where hour 
 
 /** Adds to this hour's outcome counts (read by the jobs overview); hours older than a week go. */
 export async function countOutcomes(db: Queryable, counts: { revoked: number; retrying: number; abandoned: number }): Promise<void> {
-  await db.query(countOutcomesSql, [['revoked', 'retrying', 'abandoned'], [counts.revoked, counts.retrying, counts.abandoned]]);
+  await db.query(countOutcomesSql, [
+    ['revoked', 'retrying', 'abandoned'],
+    [counts.revoked, counts.retrying, counts.abandoned],
+  ]);
   await db.query(pruneOutcomesSql);
 }
 

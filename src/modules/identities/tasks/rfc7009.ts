@@ -85,9 +85,7 @@ export function createRevocationClient(target: RevocationTarget, options: { time
               }
             });
             response.on('error', reject);
-            response.on('end', () =>
-              response.statusCode === 200 ? resolve() : reject(new RevocationRefused(failureOf(response, Buffer.concat(chunks)))),
-            );
+            response.on('end', () => (response.statusCode === 200 ? resolve() : reject(new RevocationRefused(failureOf(response, Buffer.concat(chunks))))));
           },
         );
         request.on('error', reject);

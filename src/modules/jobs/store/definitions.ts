@@ -62,13 +62,7 @@ where name = $1
 returning name, enabled, schedule, scheduled_since, version, updated_at, updated_by, now() as db_now`;
 
 export async function updateDefinition(tx: Queryable, update: DefinitionUpdate): Promise<DefinitionRow> {
-  const result = await tx.query<DefinitionRow>(updateDefinitionSql, [
-    update.name,
-    update.enabled,
-    update.schedule,
-    update.updatedBy,
-    update.restartSlots,
-  ]);
+  const result = await tx.query<DefinitionRow>(updateDefinitionSql, [update.name, update.enabled, update.schedule, update.updatedBy, update.restartSlots]);
   return result.rows[0]!;
 }
 

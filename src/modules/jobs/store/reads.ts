@@ -108,7 +108,6 @@ export async function selectLiveConsumers(db: Queryable): Promise<Array<{ instan
   return (await db.query<{ instance_id: string; queues: string[]; workers: number }>(selectLiveConsumersSql)).rows;
 }
 
-
 // Per job, when its latest success and failure finished among its last 1000 runs, through the (job,
 // id) index, so a job that never fails costs 1000 index entries, not its whole history. One branch
 // per job with its name as a value the planner sees, as for the last runs above.

@@ -140,11 +140,7 @@ with failed as (
 )
 select state, run_after from failed`;
 
-export async function markRunFailed(
-  db: Queryable,
-  key: AttemptKey,
-  error: string,
-): Promise<{ state: 'queued' | 'failed'; run_after: Date } | undefined> {
+export async function markRunFailed(db: Queryable, key: AttemptKey, error: string): Promise<{ state: 'queued' | 'failed'; run_after: Date } | undefined> {
   const result = await db.query<{ state: 'queued' | 'failed'; run_after: Date }>(markRunFailedSql, [key.runId, key.instanceId, key.attempt, error]);
   return result.rows[0];
 }
