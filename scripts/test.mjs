@@ -9,6 +9,8 @@ const bin = (name) => join(root, 'node_modules', '.bin', name);
 const steps = [
   ['type-check', bin('tsc'), ['--noEmit', '-p', root]],
   ['lint', bin('eslint'), ['--max-warnings', '0', root]],
+  // The formatter's settings are .prettierrc.json; `npm run format` applies them.
+  ['format', bin('prettier'), ['--check', '--log-level', 'warn', 'src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.mjs']],
   ['migration lint', process.execPath, [join(root, 'scripts', 'lint-migrations.mjs')]],
   // Never fails: without a browser the browser tests skip and say why.
   ['chromium', process.execPath, [join(root, 'scripts', 'install-chromium.mjs')]],
