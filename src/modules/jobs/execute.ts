@@ -7,6 +7,7 @@ import { JobLeaseLostError, JobShutdownError, JobTimeoutError, summarizeError } 
 import type { JobMetrics } from './metrics.ts';
 import { startRunSpan } from './runSpan.ts';
 import { type AttemptKey, type ClaimedRun, markRunFailed, markRunSucceeded, renewLease } from './store/runs.ts';
+import { untilAborted } from '../../platform/untilAborted.ts';
 
 export interface ExecuteDeps {
   db: Queryable;
@@ -24,20 +25,6 @@ export interface Execution {
   readonly done: Promise<void>;
   /** Stops the attempt as the instance drains; the caller releases the run afterwards. */
   stopForShutdown(): void;
-}
-
-/** Settles with the work, or rejects with the signal's reason as soon as it is aborted. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  work.catch(() => undefined);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /**

@@ -10,6 +10,7 @@ import { GiveUpJob, JobCancelledError, RetryJobLater } from './errors.ts';
 import { failJob, retryJobLater } from './failJob.ts';
 import type { QueueJobContext, RegisteredQueueTask } from './queueTask.ts';
 import { runInTransaction } from './runInTransaction.ts';
+import { untilAborted } from '../../../platform/untilAborted.ts';
 
 export interface RunJobDeps {
   pool: pg.Pool;
@@ -31,20 +32,6 @@ export interface JobExecution {
 }
 
 export type AttemptOutcome = 'completed' | 'retryable' | 'discarded' | 'retry_later' | 'released' | 'cancelled' | 'lost' | 'unrecorded';
-
-/** Settles with the work, or rejects with the signal's reason as soon as it is aborted. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  work.catch(() => undefined);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
 
 /**
  * Runs one attempt: the handler under the task's timeout, then its outcome written only while the
